@@ -1,0 +1,89 @@
+"""Sufficient statistics of a copy-task data set.
+
+Everything the network's squared error (and the evidence with ``W`` integrated
+out) needs from the data is the token co-occurrence tensor
+
+    C[l, m] = sum_mu x_l^mu (x_m^mu)^T        shape (L, L, V, V).
+
+With ``Phi`` the stacked rows of ``A X^mu`` and ``Y^mu = T X^mu``:
+
+    Phi^T Phi = sum_lm (A^T A)_lm C[l, m]
+    Phi^T Y   = sum_lm (A^T T)_lm C[l, m]
+    tr Y^T Y  = sum_lm (T^T T)_lm tr C[l, m]
+
+so one evaluation costs O(L^2 V^2) whatever the number of sequences ``P``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ._validation import check_finite, check_shape
+from .model import _back, _to_torch
+
+
+def cooccurrence(X):
+    """Token co-occurrence ``C[..., l, m, a, b] = sum_mu X[..., mu, l, a] X[..., mu, m, b]``.
+
+    X : ``(..., P, L, V)``. Returns ``(..., L, L, V, V)``.
+    """
+    as_numpy, (X,) = _to_torch(X)
+    check_shape("X", X, (None, None, None))
+    check_finite("X", X)
+    return _back(as_numpy, torch.einsum("...pla,...pmb->...lmab", X, X))
+
+
+def sample_size(C):
+    """Number of sequences ``P`` behind a co-occurrence tensor, shape ``(...)``.
+
+    Uses ``sum_l tr C[l, l] = P L`` (each position holds exactly one token).
+    """
+    as_numpy, (C,) = _to_torch(C)
+    L = C.shape[-3]
+    P = torch.diagonal(torch.diagonal(C, dim1=-4, dim2=-3), dim1=-3, dim2=-2).sum((-1, -2)) / L
+    return _back(as_numpy, P)
+
+
+def readout_moments(A, C, T):
+    """The data moments seen by the readout: ``(Phi^T Phi, Phi^T Y, tr Y^T Y)``.
+
+    A : ``(..., L, L)`` attention; C : ``(..., L, L, V, V)``; T : ``(L, L)`` target.
+    Returns ``K (..., V, V)``, ``B (..., V, V)``, ``y2 (...)``.
+    """
+    as_numpy, (A, C, T) = _to_torch(A, C, T)
+    L = A.shape[-1]
+    check_shape("A", A, (L, L))
+    check_shape("C", C, (L, L, None, None))
+    check_shape("T", T, (L, L))
+    T = T.to(A.dtype)
+    C = C.to(A.dtype)
+    AtA = A.transpose(-1, -2) @ A
+    AtT = A.transpose(-1, -2) @ T
+    K = torch.einsum("...lm,...lmab->...ab", AtA, C)
+    B = torch.einsum("...lm,...lmab->...ab", AtT, C)
+    TtT = T.transpose(-1, -2) @ T
+    y2 = torch.einsum("lm,...lmaa->...", TtT, C)
+    return tuple(_back(as_numpy, t) for t in (K, B, y2))
+
+
+def sum_squared_error(A, W, C, T):
+    """``sum_mu |A X^mu W - T X^mu|^2`` from the sufficient statistics, shape ``(...)``."""
+    as_numpy, (A, W, C, T) = _to_torch(A, W, C, T)
+    K, B, y2 = readout_moments(A, C, T)
+    sse = (W * (K @ W)).sum((-1, -2)) - 2 * (W * B).sum((-1, -2)) + y2
+    return _back(as_numpy, sse)
+
+
+def token_moment(M, V: int):
+    """Population mean ``E[X^T M X]`` over uniform i.i.d. one-hot rows, shape ``(..., V, V)``.
+
+    ``E[X^T M X] = (tr M / V) I + ((1^T M 1 - tr M) / V^2) J``.
+    """
+    as_numpy, (M,) = _to_torch(M)
+    tr = torch.diagonal(M, dim1=-1, dim2=-2).sum(-1)
+    tot = M.sum((-1, -2))
+    eye = torch.eye(V, dtype=M.dtype)
+    ones = torch.ones(V, V, dtype=M.dtype)
+    E = (tr / V)[..., None, None] * eye + ((tot - tr) / V**2)[..., None, None] * ones
+    return _back(as_numpy, E)

@@ -1,0 +1,237 @@
+"""Adam training of the full network ``(g, b, W)``: the MAP estimate of M*.
+
+The objective is the negative log posterior
+
+    U = sum_mu |A X^mu W - Y^mu|^2 / (2 sigma^2)
+        + |g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2) + |W|^2 / (2 omega),
+
+i.e. the squared error with weight decays that match the priors. It is computed
+exactly (full batch) from the co-occurrence tensor of each data set, so a step
+costs O(L^2 V^2) per run whatever ``P`` is. ``R`` independent runs (data sets,
+seeds, restarts) are trained together in one set of tensors: Adam acts
+elementwise, so this is the same as ``R`` separate optimisers.
+
+Gradient descent started in the basin of a local minimum stays there; the paper
+keeps, among restarts, the run with the lowest final objective (the "MAP
+filter"). :func:`map_sweep` does the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ._validation import check_generator, check_int, check_positive, check_shape
+from .losses import empirical_loss, expected_loss
+from .model import ModelSpec, attention, attention_logits, prior_energy
+from .statistics import cooccurrence, sum_squared_error
+from .task import copy_task
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """Outcome of :func:`train_map` for ``R`` runs (numpy arrays).
+
+    steps : ``(n_records,)`` step index of each record.
+    train_loss, test_loss : ``(R, n_records)`` loss per position along training
+        (test loss = exact population loss).
+    objective : ``(R,)`` final value of ``U``.
+    g : ``(R, L, L)``; b : ``(R,)``; W : ``(R, V, V)``; A : ``(R, L, L)``.
+    """
+
+    steps: np.ndarray
+    train_loss: np.ndarray
+    test_loss: np.ndarray
+    objective: np.ndarray
+    g: np.ndarray
+    b: np.ndarray
+    W: np.ndarray
+    A: np.ndarray
+
+
+def map_objective(g, b, W, C, spec: ModelSpec):
+    """Negative log posterior ``U`` of ``(g, b, W)`` given data ``C``, shape ``(R,)`` (torch)."""
+    A = attention(attention_logits(g, b), spec.kind)
+    sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=g.dtype))
+    return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
+
+
+def train_map(
+    C,
+    spec: ModelSpec,
+    generator: torch.Generator,
+    *,
+    init_scale=0.1,
+    n_steps: int = 2000,
+    lr: float = 0.05,
+    lr_final: float = 1e-3,
+    n_records: int = 40,
+) -> TrainingResult:
+    """Minimise ``U`` with Adam for ``R`` runs at once.
+
+    Parameters
+    ----------
+    C : array ``(R, L, L, V, V)``
+        Co-occurrence tensor of each run's data set (:func:`copylib.cooccurrence`).
+    spec : ModelSpec
+    generator : torch.Generator
+        Source of the random initialisation.
+    init_scale : float or array ``(R,)``, > 0
+        Standard deviation of the initial ``g`` and ``b``; ``W`` starts at
+        ``0.1 * sqrt(omega)`` scale.
+    n_steps : int >= 1
+    lr, lr_final : float > 0
+        Learning rate, decayed geometrically from ``lr`` to ``lr_final``.
+    n_records : int >= 1
+        Number of (evenly spaced) points of the recorded loss curves.
+    """
+    check_generator("generator", generator, "torch")
+    n_steps = check_int("n_steps", n_steps, 1)
+    n_records = check_int("n_records", n_records, 1)
+    lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
+    C = torch.as_tensor(np.asarray(C, dtype=np.float64))
+    check_shape("C", C, (spec.L, spec.L, spec.V, spec.V))
+    if C.ndim != 5:
+        raise ValueError(f"C must have shape (R, L, L, V, V), got {tuple(C.shape)}")
+    R = C.shape[0]
+    scale = np.broadcast_to(np.asarray(init_scale, dtype=np.float64), (R,))
+    if not (np.isfinite(scale).all() and (scale > 0).all()):
+        raise ValueError("init_scale must be finite and > 0")
+    scale = torch.as_tensor(scale.copy())
+    L, V = spec.L, spec.V
+    g = (scale[:, None, None] * torch.randn(R, L, L, generator=generator, dtype=torch.float64)).requires_grad_()
+    b = (scale * torch.randn(R, generator=generator, dtype=torch.float64)).requires_grad_()
+    W = (0.1 * spec.omega**0.5 * torch.randn(R, V, V, generator=generator, dtype=torch.float64)).requires_grad_()
+    T = torch.as_tensor(spec.target)
+
+    opt = torch.optim.Adam([g, b, W], lr=lr)
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=(lr_final / lr) ** (1.0 / n_steps))
+    record_at = set(np.unique(np.linspace(0, n_steps, n_records).round().astype(int)).tolist())
+    steps, train_curve, test_curve = [], [], []
+
+    def record(step):
+        with torch.no_grad():
+            A = attention(attention_logits(g, b), spec.kind)
+            steps.append(step)
+            train_curve.append(empirical_loss(A, W, C, T).numpy().copy())
+            test_curve.append(expected_loss(A, W, T).numpy().copy())
+
+    for step in range(n_steps):
+        if step in record_at:
+            record(step)
+        opt.zero_grad()
+        map_objective(g, b, W, C, spec).sum().backward()
+        opt.step()
+        sched.step()
+    record(n_steps)
+
+    with torch.no_grad():
+        objective = map_objective(g, b, W, C, spec)
+        A = attention(attention_logits(g, b), spec.kind)
+    if not torch.isfinite(objective).all():
+        raise FloatingPointError("Adam diverged (non-finite objective); lower lr")
+    return TrainingResult(
+        steps=np.asarray(steps),
+        train_loss=np.stack(train_curve, axis=1),
+        test_loss=np.stack(test_curve, axis=1),
+        objective=objective.numpy(),
+        g=g.detach().numpy(),
+        b=b.detach().numpy(),
+        W=W.detach().numpy(),
+        A=A.numpy(),
+    )
+
+
+def lowest_objective(objective, groups) -> np.ndarray:
+    """Index of the run with the lowest objective within each group (the MAP filter).
+
+    objective : ``(R,)``; groups : ``(R,)`` labels. Returns one index per unique
+    label, in the order of ``np.unique(groups)``.
+    """
+    objective, groups = np.asarray(objective), np.asarray(groups)
+    if objective.shape != groups.shape or objective.ndim != 1:
+        raise ValueError(f"objective and groups must be 1-d of equal length, got {objective.shape} and {groups.shape}")
+    if not np.isfinite(objective).all():
+        raise ValueError("objective must contain only finite values")
+    best = []
+    for label in np.unique(groups):
+        idx = np.flatnonzero(groups == label)
+        best.append(idx[np.argmin(objective[idx])])
+    return np.asarray(best)
+
+
+def nested_cooccurrence(P_values, spec: ModelSpec, rng: np.random.Generator) -> np.ndarray:
+    """Co-occurrence tensors of nested data sets, shape ``(n_P, L, L, V, V)``.
+
+    One data set of ``max(P_values)`` sequences is drawn from ``rng``; the data at
+    each ``P`` is its first ``P`` sequences (common random numbers), so that the
+    difference between neighbouring sample sizes is the added data, not a new draw.
+    """
+    check_generator("rng", rng)
+    P_values = np.asarray([check_int("P", p, 1) for p in np.asarray(P_values).tolist()])
+    X, _ = copy_task(int(P_values.max()), spec.L, spec.V, rng, cyclic=spec.cyclic)
+    order = np.argsort(P_values, kind="stable")
+    C = np.empty((P_values.size, spec.L, spec.L, spec.V, spec.V))
+    running, done = np.zeros(C.shape[1:]), 0
+    for i in order:
+        running = running + cooccurrence(X[done:P_values[i]])
+        done = P_values[i]
+        C[i] = running
+    return C
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """MAP-filtered Adam results across sample sizes (see :func:`map_sweep`).
+
+    P : ``(n_P,)``; train_loss, test_loss : ``(n_P,)`` final losses of the kept run;
+    A : ``(n_P, L, L)``; W : ``(n_P, V, V)``; runs : the full :class:`TrainingResult`
+    of all ``n_P * n_restarts`` runs (run ``i * n_restarts + k`` is restart ``k`` at ``P[i]``);
+    kept : ``(n_P,)`` index of the kept run.
+    """
+
+    P: np.ndarray
+    train_loss: np.ndarray
+    test_loss: np.ndarray
+    A: np.ndarray
+    W: np.ndarray
+    runs: TrainingResult
+    kept: np.ndarray
+
+
+def map_sweep(
+    P_values,
+    spec: ModelSpec,
+    rng: np.random.Generator,
+    *,
+    init_scales=(0.01, 1.0, 3.0),
+    **train_kwargs,
+) -> SweepResult:
+    """Adam with restarts over a range of sample sizes, keeping the lowest objective.
+
+    The data sets are nested (:func:`nested_cooccurrence`); each is trained from
+    ``len(init_scales)`` initialisations (logit scales), all runs batched together.
+    ``train_kwargs`` go to :func:`train_map`.
+    """
+    check_generator("rng", rng)
+    P_values = np.asarray(P_values)
+    if P_values.ndim != 1 or P_values.size == 0:
+        raise ValueError("P_values must be a non-empty 1-d sequence")
+    P_values = np.array([check_int("P", p, 1) for p in P_values.tolist()])
+    scales = np.asarray(init_scales, dtype=np.float64)
+    n_restarts = scales.size
+    C = np.repeat(nested_cooccurrence(P_values, spec, rng), n_restarts, axis=0)
+    generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
+    runs = train_map(C, spec, generator, init_scale=np.tile(scales, P_values.size), **train_kwargs)
+    kept = lowest_objective(runs.objective, np.repeat(np.arange(P_values.size), n_restarts))
+    return SweepResult(
+        P=P_values,
+        train_loss=runs.train_loss[kept, -1],
+        test_loss=runs.test_loss[kept, -1],
+        A=runs.A[kept],
+        W=runs.W[kept],
+        runs=runs,
+        kept=kept,
+    )
