@@ -43,7 +43,10 @@ def expected_loss(A, W, T):
 def empirical_loss(A, W, C, T):
     """Training loss per position from the co-occurrence tensor ``C``, shape ``(...)``."""
     as_numpy, (A, W, C, T) = _to_torch(A, W, C, T)
-    return _back(as_numpy, sum_squared_error(A, W, C, T) / (sample_size(C) * A.shape[-1]))
+    P = sample_size(C)
+    if not (P > 0).all():
+        raise ValueError("C must come from at least one sequence (P >= 1)")
+    return _back(as_numpy, sum_squared_error(A, W, C, T) / (P * A.shape[-1]))
 
 
 def constant_predictor(L: int, V: int):

@@ -150,6 +150,8 @@ def prior_energy(g, b, W, spec: ModelSpec):
     as_numpy, (g, b, W) = _to_torch(g, b, W)
     check_shape("g", g, (spec.L, spec.L))
     check_shape("W", W, (spec.V, spec.V))
+    if tuple(b.shape) != tuple(g.shape[:-2]):
+        raise ValueError(f"b must have shape {tuple(g.shape[:-2])} (the batch shape of g), got {tuple(b.shape)}")
     e = (
         (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2)
         + b**2 / (2 * spec.sigma_b**2)

@@ -95,6 +95,8 @@ def train_map(
     check_shape("C", C, (spec.L, spec.L, spec.V, spec.V))
     if C.ndim != 5:
         raise ValueError(f"C must have shape (R, L, L, V, V), got {tuple(C.shape)}")
+    if not torch.isfinite(C).all():
+        raise ValueError("C must contain only finite values")
     R = C.shape[0]
     scale = np.broadcast_to(np.asarray(init_scale, dtype=np.float64), (R,))
     if not (np.isfinite(scale).all() and (scale > 0).all()):
@@ -170,7 +172,10 @@ def nested_cooccurrence(P_values, spec: ModelSpec, rng: np.random.Generator) -> 
     difference between neighbouring sample sizes is the added data, not a new draw.
     """
     check_generator("rng", rng)
-    P_values = np.asarray([check_int("P", p, 1) for p in np.asarray(P_values).tolist()])
+    P_values = np.asarray(P_values)
+    if P_values.ndim != 1 or P_values.size == 0:
+        raise ValueError("P_values must be a non-empty 1-d sequence")
+    P_values = np.asarray([check_int("P", p, 1) for p in P_values.tolist()])
     X, _ = copy_task(int(P_values.max()), spec.L, spec.V, rng, cyclic=spec.cyclic)
     order = np.argsort(P_values, kind="stable")
     C = np.empty((P_values.size, spec.L, spec.L, spec.V, spec.V))
@@ -221,6 +226,8 @@ def map_sweep(
         raise ValueError("P_values must be a non-empty 1-d sequence")
     P_values = np.array([check_int("P", p, 1) for p in P_values.tolist()])
     scales = np.asarray(init_scales, dtype=np.float64)
+    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
+        raise ValueError(f"init_scales must be a non-empty 1-d sequence of finite values > 0, got {init_scales!r}")
     n_restarts = scales.size
     C = np.repeat(nested_cooccurrence(P_values, spec, rng), n_restarts, axis=0)
     generator = torch.Generator().manual_seed(int(rng.integers(2**62)))

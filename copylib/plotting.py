@@ -1,0 +1,41 @@
+"""Plotting helpers used by the chapters (matplotlib, one axis in, the same axis out)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss
+
+
+def reference_lines(ax, L: int, V: int):
+    """Horizontal lines at the test losses of the constant, pooling and copy predictors."""
+    for value, label, style in [
+        (constant_predictor_loss(V), "constant $1/V$", ":"),
+        (uniform_pooling_loss(L, V), "uniform pooling", "--"),
+        (perfect_copy_loss(), "perfect copy", "-."),
+    ]:
+        ax.axhline(value, color="0.5", ls=style, lw=1, label=label)
+    return ax
+
+
+def loss_vs_sample_size(ax, P, losses: dict, L: int, V: int):
+    """Test loss against ``P`` (log axis) for several labelled curves, with reference lines."""
+    for label, loss in losses.items():
+        ax.plot(P, loss, "o-", ms=4, label=label)
+    reference_lines(ax, L, V)
+    ax.set_xscale("log")
+    ax.set_xlabel("number of training sequences $P$")
+    ax.set_ylabel("test loss per position")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def attention_heatmap(ax, A, title: str = ""):
+    """The attention matrix ``A`` (``L x L``) as a heat map, rows = query positions."""
+    A = np.asarray(A)
+    im = ax.imshow(A, cmap="viridis", interpolation="nearest")
+    ax.set_xlabel("key position $m$")
+    ax.set_ylabel("query position $l$")
+    ax.set_title(title, fontsize=9)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return ax
