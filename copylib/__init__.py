@@ -5,10 +5,18 @@ One module per concept:
 * :mod:`copylib.task` -- the copy task (data and target matrix);
 * :mod:`copylib.model` -- the attention network M* and its priors;
 * :mod:`copylib.statistics` -- sufficient statistics of a data set;
+* :mod:`copylib.evidence` -- the evidence of an attention matrix (readout integrated out);
 * :mod:`copylib.losses` -- test/train losses and reference predictors;
 * :mod:`copylib.training` -- Adam (MAP) training batched over runs.
 """
 
+from .evidence import (
+    effective_action,
+    negative_log_evidence,
+    negative_log_evidence_mc,
+    negative_log_evidence_primal,
+    optimal_readout,
+)
 from .losses import (
     constant_predictor,
     constant_predictor_loss,
@@ -33,3 +41,17 @@ from .training import (
 )
 
 __version__ = "0.1.0"
+
+from . import config, plotting, transitions  # noqa: E402  (submodules used by the chapters)
+from .order_parameters import (  # noqa: E402
+    annealed_action,
+    annealed_action_of_attention,
+    attention_from_order_parameters,
+    copy_attention,
+    copy_weight,
+    invariants,
+    logit_gap,
+    order_parameters,
+    prior_action_linear,
+    prior_action_softmax,
+)
