@@ -44,6 +44,7 @@ __all__ = [
     "annealed_action_of_attention",
     "prior_action_linear",
     "prior_action_softmax",
+    "subspace_coverage",
 ]
 
 
@@ -377,3 +378,37 @@ def prior_action_softmax(Delta, spec: ModelSpec):
     as_numpy, (Delta,) = _to_torch(Delta)
     check_finite("Delta", Delta)
     return _back(as_numpy, (spec.L - 1) * Delta**2 / (2 * spec.sigma_G**2))
+
+
+def subspace_coverage(A, center) -> tuple[float, float]:
+    """How much of the attention lies in the span of ``J`` and ``S`` (the order-parameter plane).
+
+    A : ``(n, L, L)`` samples of the attention matrix (posterior samples or trained
+    networks); center : ``(L, L)`` the symmetric reference point (``0`` for linear
+    attention, ``J/L`` for softmax). With ``D = A - center`` and ``Pi`` the
+    Frobenius projection on ``span(J, S)``, returns
+
+    * ``samples``: ``sum_k |Pi D_k|^2 / sum_k |D_k|^2``, the fraction of the
+      second moment of the samples around ``center`` that the plane captures;
+    * ``mean``: ``|Pi mean(D)|^2 / |mean(D)|^2``, the same for the mean pattern.
+
+    Both are in ``[0, 1]``; ``2 / L^2`` is the fraction an isotropic cloud would give.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    center = np.asarray(center, dtype=np.float64)
+    if A.ndim != 3 or A.shape[1] != A.shape[2]:
+        raise ValueError(f"A must have shape (n, L, L), got {A.shape}")
+    if center.shape != A.shape[1:]:
+        raise ValueError(f"center must have shape {A.shape[1:]}, got {center.shape}")
+    check_finite("A", A)
+    D = A - center
+    m, q, _ = order_parameters(D)
+    proj = attention_from_order_parameters(m, q, A.shape[-1])
+    total = (D**2).sum()
+    if not total > 0:
+        raise ValueError("A must not coincide with center in every sample")
+    mean_D = D.mean(0)
+    mean_total = (mean_D**2).sum()
+    if not mean_total > 0:
+        raise ValueError("the mean of A must differ from center")
+    return float((proj**2).sum() / total), float((proj.mean(0) ** 2).sum() / mean_total)

@@ -417,3 +417,36 @@ def test_bad_input():
         prior_action_linear(np.nan, 0.0, spec)
     with pytest.raises(ValueError, match="Delta"):
         prior_action_softmax(np.inf, spec)
+
+
+def test_subspace_coverage_limits():
+    import copylib as cl
+
+    from copylib.order_parameters import subspace_coverage
+
+    L = 6
+    rng = np.random.default_rng(0)
+    # patterns inside the plane are covered completely
+    inside = cl.attention_from_order_parameters(rng.normal(size=50), rng.normal(size=50), L)
+    assert np.allclose(subspace_coverage(inside, np.zeros((L, L))), 1.0, rtol=1e-12)
+    # an isotropic Gaussian cloud puts 2 of L^2 dimensions in the plane: coverage 2/L^2 on average;
+    # the sample estimate has relative error ~ sqrt(2/(2 n)) per direction, 5 sigma below
+    n = 20_000
+    cloud = rng.normal(size=(n, L, L))
+    cov, _ = subspace_coverage(cloud, np.zeros((L, L)))
+    assert abs(cov - 2 / L**2) < 5 * (2 / L**2) * np.sqrt(1 / n)
+    # orthogonal patterns are not covered
+    perp = rng.normal(size=(3, L, L))
+    perp -= cl.attention_from_order_parameters(*cl.order_parameters(perp)[:2], L)
+    assert subspace_coverage(perp, np.zeros((L, L)))[0] < 1e-24
+
+
+def test_subspace_coverage_rejects_bad_input():
+    from copylib.order_parameters import subspace_coverage
+
+    with pytest.raises(ValueError, match="A"):
+        subspace_coverage(np.zeros((4, 4)), np.zeros((4, 4)))
+    with pytest.raises(ValueError, match="center"):
+        subspace_coverage(np.ones((2, 4, 4)), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="center"):
+        subspace_coverage(np.ones((2, 4, 4)), np.ones((4, 4)))
