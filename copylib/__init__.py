@@ -5,11 +5,17 @@ One module per concept:
 * :mod:`copylib.task` -- the copy task (data and target matrix);
 * :mod:`copylib.model` -- the attention network M* and its priors;
 * :mod:`copylib.statistics` -- sufficient statistics of a data set;
-* :mod:`copylib.evidence` -- the evidence of an attention matrix (readout integrated out);
 * :mod:`copylib.losses` -- test/train losses and reference predictors;
-* :mod:`copylib.training` -- Adam (MAP) training batched over runs.
+* :mod:`copylib.training` -- Adam (MAP) training batched over runs;
+* :mod:`copylib.evidence` -- the evidence of an attention matrix (readout integrated out);
+* :mod:`copylib.order_parameters` -- invariants, order parameters and the annealed action;
+* :mod:`copylib.sampling` -- batched Langevin/MALA samplers and convergence diagnostics;
+* :mod:`copylib.transitions` -- locating and classifying changes across sample sizes;
+* :mod:`copylib.config` -- the default / paper-scale switch;
+* :mod:`copylib.plotting` -- plotting helpers for the chapters.
 """
 
+from . import config, plotting, transitions
 from .evidence import (
     effective_action,
     negative_log_evidence,
@@ -28,6 +34,28 @@ from .losses import (
     uniform_pooling_loss,
 )
 from .model import ModelSpec, attention, attention_logits, network_output, prior_energy
+from .order_parameters import (
+    annealed_action,
+    annealed_action_of_attention,
+    attention_from_order_parameters,
+    copy_attention,
+    copy_weight,
+    invariants,
+    logit_gap,
+    order_parameters,
+    prior_action_linear,
+    prior_action_softmax,
+    subspace_coverage,
+)
+from .sampling import (
+    SamplingResult,
+    effective_sample_size,
+    langevin,
+    mcse_mean,
+    sample_collapsed_posterior,
+    sample_full_posterior,
+    split_rhat,
+)
 from .statistics import cooccurrence, readout_moments, sample_size, sum_squared_error, token_moment
 from .task import copy_task, one_hot, sample_tokens, shift_matrix
 from .training import (
@@ -41,17 +69,3 @@ from .training import (
 )
 
 __version__ = "0.1.0"
-
-from . import config, plotting, transitions  # noqa: E402  (submodules used by the chapters)
-from .order_parameters import (  # noqa: E402
-    annealed_action,
-    annealed_action_of_attention,
-    attention_from_order_parameters,
-    copy_attention,
-    copy_weight,
-    invariants,
-    logit_gap,
-    order_parameters,
-    prior_action_linear,
-    prior_action_softmax,
-)
