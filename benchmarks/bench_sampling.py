@@ -44,11 +44,11 @@ def run(C, spec, n_chains, n_steps, seed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40, help="sampler steps per call (half warmup)")
-    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads (default 1, as the chapters run: small tensors)")
     parser.add_argument("--repeats", type=int, default=3, help="repeat each timing, keep the fastest")
     args = parser.parse_args()
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
 
     spec = ModelSpec(L=L, V=V, kind="softmax")
     X, _ = copy_task(P, L, V, np.random.default_rng(0))
