@@ -58,11 +58,40 @@ def map_objective(g, b, W, C, spec: ModelSpec):
     return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
 
 
+def _random_init(init_scale, spec: ModelSpec, R: int, generator) -> tuple:
+    check_generator("generator", generator, "torch")
+    scale = np.broadcast_to(np.asarray(init_scale, dtype=np.float64), (R,))
+    if not (np.isfinite(scale).all() and (scale > 0).all()):
+        raise ValueError("init_scale must be finite and > 0")
+    scale = torch.as_tensor(scale.copy())
+    L, V = spec.L, spec.V
+    g = scale[:, None, None] * torch.randn(R, L, L, generator=generator, dtype=torch.float64)
+    b = scale * torch.randn(R, generator=generator, dtype=torch.float64)
+    W = 0.1 * spec.omega**0.5 * torch.randn(R, V, V, generator=generator, dtype=torch.float64)
+    return g, b, W
+
+
+def _given_init(init, spec: ModelSpec, R: int) -> tuple:
+    shapes = {"g": (R, spec.L, spec.L), "b": (R,), "W": (R, spec.V, spec.V)}
+    if not isinstance(init, dict) or set(init) != set(shapes):
+        raise ValueError("init must be a dict with keys 'g', 'b', 'W'")
+    out = []
+    for name, shape in shapes.items():
+        t = torch.as_tensor(np.asarray(init[name], dtype=np.float64)).clone()
+        if tuple(t.shape) != shape:
+            raise ValueError(f"init[{name!r}] must have shape {shape}, got {tuple(t.shape)}")
+        if not torch.isfinite(t).all():
+            raise ValueError(f"init[{name!r}] must be finite")
+        out.append(t)
+    return tuple(out)
+
+
 def train_map(
     C,
     spec: ModelSpec,
-    generator: torch.Generator,
+    generator: torch.Generator | None = None,
     *,
+    init: dict | None = None,
     init_scale=0.1,
     n_steps: int = 2000,
     lr: float = 0.05,
@@ -77,7 +106,10 @@ def train_map(
         Co-occurrence tensor of each run's data set (:func:`copylib.cooccurrence`).
     spec : ModelSpec
     generator : torch.Generator
-        Source of the random initialisation.
+        Source of the random initialisation (required unless ``init`` is given).
+    init : dict, optional
+        A given initial state ``{"g": (R, L, L), "b": (R,), "W": (R, V, V)}``
+        (e.g. a planted copy pattern) instead of the random one.
     init_scale : float or array ``(R,)``, > 0
         Standard deviation of the initial ``g`` and ``b``; ``W`` starts at
         ``0.1 * sqrt(omega)`` scale.
@@ -87,7 +119,6 @@ def train_map(
     n_records : int >= 1
         Number of (evenly spaced) points of the recorded loss curves.
     """
-    check_generator("generator", generator, "torch")
     n_steps = check_int("n_steps", n_steps, 1)
     n_records = check_int("n_records", n_records, 1)
     lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
@@ -98,14 +129,9 @@ def train_map(
     if not torch.isfinite(C).all():
         raise ValueError("C must contain only finite values")
     R = C.shape[0]
-    scale = np.broadcast_to(np.asarray(init_scale, dtype=np.float64), (R,))
-    if not (np.isfinite(scale).all() and (scale > 0).all()):
-        raise ValueError("init_scale must be finite and > 0")
-    scale = torch.as_tensor(scale.copy())
-    L, V = spec.L, spec.V
-    g = (scale[:, None, None] * torch.randn(R, L, L, generator=generator, dtype=torch.float64)).requires_grad_()
-    b = (scale * torch.randn(R, generator=generator, dtype=torch.float64)).requires_grad_()
-    W = (0.1 * spec.omega**0.5 * torch.randn(R, V, V, generator=generator, dtype=torch.float64)).requires_grad_()
+    g, b, W = (_given_init(init, spec, R) if init is not None
+               else _random_init(init_scale, spec, R, generator))
+    g, b, W = g.requires_grad_(), b.requires_grad_(), W.requires_grad_()
     T = torch.as_tensor(spec.target)
 
     opt = torch.optim.Adam([g, b, W], lr=lr)

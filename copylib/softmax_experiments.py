@@ -1,0 +1,83 @@
+"""Helpers for the softmax-attention chapter: planted copy states and their dynamics.
+
+Gradient descent and Langevin chains started in the basin of a local minimum
+stay there for a long time. To see both branches of the first-order copy
+transition, the chapter starts runs in each basin:
+
+* :func:`planted_logits` -- the cheapest logits with gap ``Delta`` on the
+  previous position, ``g = Delta (S - J/L)`` (the row means drop out of softmax);
+* :func:`planted_init` -- a batched initial state ``{"g", "b", "W"}`` with those
+  logits and the ridge (MAP) readout of each run's data;
+* :func:`interpolate_crossing` -- where a tabulated difference changes sign;
+* :func:`state_fraction` -- the share of draws on the copy side of a threshold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_int
+from .evidence import optimal_readout
+from .model import ModelSpec, attention, attention_logits
+from .task import shift_matrix
+
+__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction"]
+
+
+def planted_logits(Delta, L: int) -> np.ndarray:
+    """Logits ``Delta (S - J/L)``, shape ``(..., L, L)`` for ``Delta`` of shape ``(...)``.
+
+    ``row-softmax`` of them is :func:`copylib.order_parameters.copy_attention` ``(Delta, L)``;
+    their squared norm ``(L-1) Delta^2`` is the smallest among all logits with that attention.
+    """
+    L = check_int("L", L, 2)
+    Delta = np.asarray(Delta, dtype=np.float64)
+    if not np.isfinite(Delta).all():
+        raise ValueError("Delta must be finite")
+    base = shift_matrix(L, True) - 1.0 / L
+    return Delta[..., None, None] * base
+
+
+def planted_init(Delta, C, spec: ModelSpec) -> dict:
+    """Initial states ``{"g": (R, L, L), "b": (R,), "W": (R, V, V)}`` planted in a copy state.
+
+    Delta : float or ``(R,)`` (``0`` gives uniform pooling); C : ``(R, L, L, V, V)``.
+    ``g = Delta (S - J/L)``, ``b = 0`` and ``W`` the ridge readout of that
+    attention for each run's data (:func:`copylib.evidence.optimal_readout`).
+    Drop ``"W"`` to start the collapsed sampler.
+    """
+    C = np.asarray(C, dtype=np.float64)
+    if C.ndim != 5 or C.shape[1:] != (spec.L, spec.L, spec.V, spec.V):
+        raise ValueError(f"C must have shape (R, {spec.L}, {spec.L}, {spec.V}, {spec.V}), got {C.shape}")
+    R = C.shape[0]
+    Delta = np.broadcast_to(np.asarray(Delta, dtype=np.float64), (R,))
+    g = planted_logits(Delta, spec.L)
+    b = np.zeros(R)
+    A = attention(attention_logits(g, b), spec.kind)
+    W = optimal_readout(A, C, spec)
+    return {"g": g, "b": b, "W": np.asarray(W)}
+
+
+def interpolate_crossing(x, y) -> float:
+    """The ``x`` where the tabulated ``y`` first changes sign (linear interpolation), or ``nan``.
+
+    x : increasing ``(n,)``; y : ``(n,)``.
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
+        raise ValueError("x and y must be 1-d of equal length >= 2")
+    s = np.sign(y)
+    idx = np.flatnonzero(s[:-1] * s[1:] < 0)
+    if idx.size == 0:
+        zero = np.flatnonzero(y == 0)
+        return float(x[zero[0]]) if zero.size else float("nan")
+    i = idx[0]
+    return float(x[i] - y[i] * (x[i + 1] - x[i]) / (y[i + 1] - y[i]))
+
+
+def state_fraction(x, threshold: float) -> np.ndarray:
+    """Fraction of draws above ``threshold`` in each chain: ``x (R, n)`` -> ``(R,)``."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (R, n), got {x.shape}")
+    return (x > threshold).mean(axis=1)
