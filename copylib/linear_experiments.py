@@ -1,0 +1,207 @@
+"""Helpers for the linear-attention chapter: integrated theory, sampled summaries, onset fit.
+
+* :func:`integrated_moments`: posterior moments of ``(m, q)`` under
+  ``exp(-S(m, q))`` for a reduced action of :mod:`copylib.linear_theory`,
+  integrated on a grid (not its minimum): the quantity to compare with
+  posterior samples when ``m*`` is not large compared with its spread.
+* :func:`chain_group_summary`: sign-invariant sampled order parameters per
+  group of chains (one ``P`` each, one data set per chain), with a standard
+  error that includes the data-set spread.
+* :func:`onset_from_squares`: a threshold estimate from ``m^2`` just above it.
+* :func:`map_sweep_datasets`: MAP-filtered Adam over ``P`` for several data sets, batched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .linear_theory import action_minimum, hessian_at_origin, reduced_action
+from .model import ModelSpec
+from .sampling import mcse_mean
+
+__all__ = ["IntegratedMoments", "integrated_moments", "GroupSummary", "chain_group_summary",
+           "onset_from_squares", "MapSweepSets", "map_sweep_datasets"]
+
+
+@dataclass(frozen=True)
+class IntegratedMoments:
+    """Moments of ``(m, q)`` under ``p(m, q) ∝ exp(-S(m, q))`` at one ``P``.
+
+    rms_m = sqrt(E m^2); abs_m = E|m|; q = E[q sign m] (sign-invariant copy
+    amplitude); var_m = E m^2 (the mean of m is 0 by symmetry); binder =
+    1 - E m^4 / (3 (E m^2)^2) (0 for a Gaussian centred at 0, 2/3 for two sharp peaks).
+    """
+
+    P: float
+    version: str
+    rms_m: float
+    abs_m: float
+    q: float
+    var_m: float
+    binder: float
+
+
+def integrated_moments(P, spec: ModelSpec, version: str = "fluct", *, n_m: int = 161, n_q: int = 61,
+                       m_max: float = 4.0, q_widths: float = 12.0) -> IntegratedMoments:
+    """Integrate ``exp(-S(m, q))`` on a rectangular grid (plain Riemann sum).
+
+    The ``m`` grid is ``[-m_max, m_max]`` with ``n_m`` points; the ``q`` grid is
+    symmetric, of half-width ``|q*| + q_widths * s_q`` where ``q*`` is the
+    minimiser and ``s_q`` the Laplace width of ``q`` (at the minimum, or at the
+    origin when ``m* = 0``). Both modes ``±(m*, q*)`` are covered. ``S`` for
+    "fluct" is the ``r2``-saddle action (:func:`copylib.linear_theory.reduced_action`).
+    """
+    P = float(P)
+    r = action_minimum(P, spec, version)
+    if r.m > 0:
+        # Laplace width of q at the minimum: curvature along q by finite differences
+        h = max(1e-6, 1e-3 * abs(r.q))
+        S3 = reduced_action(r.m, np.array([r.q - h, r.q, r.q + h]), P, spec, version=version)
+        curv = (S3[0] - 2 * S3[1] + S3[2]) / h**2
+        s_q = 1 / np.sqrt(max(curv, 1e-300))
+    else:
+        s_q = 1 / np.sqrt(hessian_at_origin(P, spec, version)[1, 1])
+    q_max = abs(r.q) + q_widths * s_q
+    mg = np.linspace(-m_max, m_max, n_m)
+    qg = np.linspace(-q_max, q_max, n_q)
+    M, Q = np.meshgrid(mg, qg, indexing="ij")
+    S = reduced_action(M, Q, P, spec, version=version)
+    w = np.exp(-(S - S.min()))
+    w /= w.sum()
+    m2 = float((w * M**2).sum())
+    m4 = float((w * M**4).sum())
+    return IntegratedMoments(P=P, version=version, rms_m=float(np.sqrt(m2)), abs_m=float((w * np.abs(M)).sum()),
+                             q=float((w * Q * np.sign(M)).sum()), var_m=m2, binder=1 - m4 / (3 * m2**2))
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """Sampled order parameters per group (arrays of shape ``(n_groups,)``).
+
+    rms_m, rms_m_se : sqrt(E m^2) and its standard error; q, q_se : E[q sign m];
+    var_m : E m^2 (the sampled variance of m, mean 0 by symmetry); binder :
+    1 - E m^4/(3 (E m^2)^2); se_source : for each of the two observables, which
+    error was the larger ("spread" across chains/data sets or "mcse").
+    """
+
+    rms_m: np.ndarray
+    rms_m_se: np.ndarray
+    q: np.ndarray
+    q_se: np.ndarray
+    var_m: np.ndarray
+    binder: np.ndarray
+    se_source: list
+
+
+def chain_group_summary(m, q) -> GroupSummary:
+    """Summaries of samples ``m, q`` of shape ``(n_groups, n_chains, n_draws)``.
+
+    Each chain is assumed to sample the posterior of its *own* data set. The
+    standard error of a group mean is the larger of (i) the spread of the
+    per-chain means, ``std(ddof=1)/sqrt(n_chains)``, which contains the Monte
+    Carlo error and the data-set (quenched) variance, and (ii) the pooled
+    Monte Carlo standard error :func:`copylib.sampling.mcse_mean` (ESS based).
+    For ``sqrt(E m^2)`` the error of ``E m^2`` is propagated (delta method).
+    """
+    m = np.asarray(m, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    if m.ndim != 3 or m.shape != q.shape:
+        raise ValueError(f"m and q must have equal shape (n_groups, n_chains, n_draws), got {m.shape}, {q.shape}")
+    if m.shape[1] < 2 or m.shape[2] < 4:
+        raise ValueError("need at least 2 chains and 4 draws per group")
+    G, R, _ = m.shape
+    out = {k: np.empty(G) for k in ("rms", "rms_se", "q", "q_se", "var", "binder")}
+    src = []
+    for i in range(G):
+        m2, qs = m[i] ** 2, q[i] * np.sign(m[i])
+        pair = []
+        for name, x in (("m2", m2), ("q", qs)):
+            spread = x.mean(1).std(ddof=1) / np.sqrt(R)
+            mc = float(mcse_mean(x))
+            pair.append((x.mean(), max(spread, mc), "spread" if spread >= mc else "mcse"))
+        (Em2, se_m2, s1), (Eq, se_q, s2) = pair
+        out["rms"][i] = np.sqrt(Em2)
+        out["rms_se"][i] = se_m2 / (2 * np.sqrt(Em2))
+        out["q"][i], out["q_se"][i] = Eq, se_q
+        out["var"][i] = Em2
+        out["binder"][i] = 1 - (m[i] ** 4).mean() / (3 * Em2**2)
+        src.append((s1, s2))
+    return GroupSummary(rms_m=out["rms"], rms_m_se=out["rms_se"], q=out["q"], q_se=out["q_se"], var_m=out["var"],
+                        binder=out["binder"], se_source=src)
+
+
+def onset_from_squares(P, m, *, tol: float = 1e-3) -> float:
+    """Threshold from the first two ``P`` where ``|m| > tol``, assuming ``m^2 ∝ (P - P1)`` there.
+
+    ``P`` increasing (1-d), ``m`` of the same shape. Linear extrapolation of
+    ``m^2`` from the first two points above ``tol`` to zero; it is clipped to
+    the bracket ``[last P with |m| <= tol, first P with |m| > tol]`` when
+    there is one. Returns a float (same units as ``P``).
+    """
+    P = np.asarray(P, dtype=np.float64)
+    m = np.abs(np.asarray(m, dtype=np.float64))
+    if P.ndim != 1 or P.shape != m.shape or np.any(np.diff(P) <= 0):
+        raise ValueError("P must be 1-d increasing and m of the same shape")
+    on = np.flatnonzero(m > tol)
+    if on.size < 2:
+        raise ValueError("need at least two points with |m| > tol")
+    i, j = on[0], on[1]
+    y1, y2 = m[i] ** 2, m[j] ** 2
+    if y2 <= y1:
+        est = P[i]
+    else:
+        est = P[i] - y1 * (P[j] - P[i]) / (y2 - y1)
+    lo = P[i - 1] if i > 0 and m[i - 1] <= tol else -np.inf
+    return float(np.clip(est, lo, P[i]))
+
+
+@dataclass(frozen=True)
+class MapSweepSets:
+    """:func:`map_sweep_datasets` result, arrays of shape ``(n_sets, n_P)``.
+
+    m, q : order parameters of the kept run, gauge fixed to ``m >= 0``; test_loss :
+    exact population loss of the kept run; objective : its final MAP objective.
+    """
+
+    P: np.ndarray
+    m: np.ndarray
+    q: np.ndarray
+    test_loss: np.ndarray
+    objective: np.ndarray
+
+
+def map_sweep_datasets(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1.0, 3.0),
+                       **train_kwargs) -> MapSweepSets:
+    """:func:`copylib.training.map_sweep` for several independent data sets in one batched Adam call.
+
+    For each seed ``s`` a nested data set is drawn with ``np.random.default_rng(s)``
+    (:func:`copylib.training.nested_cooccurrence`); every ``(data set, P)`` pair
+    is trained from each of ``init_scales`` and the run with the lowest
+    objective is kept (MAP filter). The Adam initialisation uses
+    ``torch.Generator().manual_seed(seeds[0])``. ``train_kwargs`` go to
+    :func:`copylib.training.train_map`.
+    """
+    import torch
+
+    from .order_parameters import order_parameters
+    from .training import lowest_objective, nested_cooccurrence, train_map
+
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must be non-empty")
+    P_values = np.asarray(P_values)
+    scales = np.asarray(init_scales, dtype=np.float64)
+    n_sets, n_P, n_r = len(seeds), P_values.size, scales.size
+    C = np.concatenate([nested_cooccurrence(P_values, spec, np.random.default_rng(s)) for s in seeds])
+    C = np.repeat(C, n_r, axis=0)
+    runs = train_map(C, spec, torch.Generator().manual_seed(seeds[0]), init_scale=np.tile(scales, n_sets * n_P),
+                     **train_kwargs)
+    kept = lowest_objective(runs.objective, np.repeat(np.arange(n_sets * n_P), n_r))
+    m, q, _ = order_parameters(runs.A[kept])
+    sign = np.where(m < 0, -1.0, 1.0)
+    shape = (n_sets, n_P)
+    return MapSweepSets(P=P_values.copy(), m=(m * sign).reshape(shape), q=(q * sign).reshape(shape),
+                        test_loss=runs.test_loss[kept, -1].reshape(shape),
+                        objective=runs.objective[kept].reshape(shape))
