@@ -287,6 +287,21 @@ def _r2_origin(P, k: _Const):
 # --------------------------------------------------------------------------
 
 
+def _action_arguments(m, q, P, spec, version, r2):
+    """Validated arrays for the action and its gradient; ``r2=None`` means its saddle (fluct) or 0."""
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    k = _const(spec)
+    m = _as_array("m", m)
+    q = _as_array("q", q)
+    P = _as_array("P", P, positive=True)
+    if r2 is None:
+        r2 = _r2_saddle(m, q, P, k) if version == "fluct" else np.zeros(())
+    else:
+        r2 = _as_array("r2", r2, positive=(version == "fluct"), nonnegative=True)
+    return m, q, r2, P, k, version
+
+
 def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=None):
     """Reduced action ``S(m, q)`` of linear attention (nats; ``A``-dependent terms only).
 
@@ -317,16 +332,7 @@ def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=
     + prior_action_linear(m, q, spec)``; "map" is the same without the two
     log-det terms ``V(V-1)/2 ln(1 + alpha_1/eps) + V/2 ln(1 + alpha_2/eps)``.
     """
-    spec = _check_spec(spec)
-    version = _check_version(version)
-    k = _const(spec)
-    m = _as_array("m", m)
-    q = _as_array("q", q)
-    P = _as_array("P", P, positive=True)
-    if r2 is None:
-        r2 = _r2_saddle(m, q, P, k) if version == "fluct" else np.zeros(())
-    else:
-        r2 = _as_array("r2", r2, positive=(version == "fluct"), nonnegative=True)
+    m, q, r2, P, k, version = _action_arguments(m, q, P, spec, version, r2)
     S, *_ = _action_grad(m, q, r2, P, k, version)
     return S
 
@@ -338,16 +344,7 @@ def reduced_action_gradient(m, q, P, spec: ModelSpec, *, version: str = "mean_fi
     ``min_r2 S(m, q, r2)``: by the envelope theorem the partial derivatives at
     ``r2*``. Returns two arrays of the broadcast shape (units: nats).
     """
-    spec = _check_spec(spec)
-    version = _check_version(version)
-    k = _const(spec)
-    m = _as_array("m", m)
-    q = _as_array("q", q)
-    P = _as_array("P", P, positive=True)
-    if r2 is None:
-        r2 = _r2_saddle(m, q, P, k) if version == "fluct" else np.zeros(())
-    else:
-        r2 = _as_array("r2", r2, positive=(version == "fluct"), nonnegative=True)
+    m, q, r2, P, k, version = _action_arguments(m, q, P, spec, version, r2)
     _, dm, dq, _ = _action_grad(m, q, r2, P, k, version)
     shape = np.broadcast_shapes(np.shape(m), np.shape(q), np.shape(P), np.shape(r2))
     return np.broadcast_to(dm, shape).copy(), np.broadcast_to(dq, shape).copy()
