@@ -56,7 +56,14 @@ from .sampling import (
     sample_full_posterior,
     split_rhat,
 )
-from .statistics import cooccurrence, readout_moments, sample_size, sum_squared_error, token_moment
+from .statistics import (
+    cooccurrence,
+    readout_moments,
+    sample_size,
+    sum_squared_error,
+    target_energy,
+    token_moment,
+)
 from .task import copy_task, one_hot, sample_tokens, shift_matrix
 from .training import (
     SweepResult,

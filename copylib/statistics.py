@@ -68,22 +68,54 @@ def readout_moments(A, C, T):
         raise ValueError(f"T must have shape ({L}, {L}), got {tuple(T.shape)}")
     T = T.to(A.dtype)
     C = C.to(A.dtype)
-    AtA = A.transpose(-1, -2) @ A
-    AtT = A.transpose(-1, -2) @ T
-    K = torch.einsum("...lm,...lmab->...ab", AtA, C)
-    B = torch.einsum("...lm,...lmab->...ab", AtT, C)
-    TtT = T.transpose(-1, -2) @ T
+    K, B = _attention_moments(A, C, T)
+    return tuple(_back(as_numpy, t) for t in (K, B, _target_energy(C, T)))
+
+
+def _attention_moments(A, C, T):
+    """``Phi^T Phi`` and ``Phi^T Y`` (torch, no checks)."""
+    At = A.transpose(-1, -2)
+    K = torch.einsum("...lm,...lmab->...ab", At @ A, C)
+    B = torch.einsum("...lm,...lmab->...ab", At @ T, C)
+    return K, B
+
+
+def _target_energy(C, T):
     # trace over tokens first: a repeated-index einsum on C is ~10x slower
-    y2 = (TtT * torch.diagonal(C, dim1=-2, dim2=-1).sum(-1)).sum((-1, -2))
-    return tuple(_back(as_numpy, t) for t in (K, B, y2))
+    return ((T.transpose(-1, -2) @ T) * torch.diagonal(C, dim1=-2, dim2=-1).sum(-1)).sum((-1, -2))
 
 
-def sum_squared_error(A, W, C, T):
-    """``sum_mu |A X^mu W - T X^mu|^2`` from the sufficient statistics, shape ``(...)``."""
+def target_energy(C, T):
+    """``tr Y^T Y = sum_mu |T X^mu|^2`` from the co-occurrence tensor, shape ``(...)``.
+
+    It does not depend on the network; :func:`copylib.train_map` computes it once
+    and passes it to :func:`sum_squared_error` at every step.
+    """
+    as_numpy, (C, T) = _to_torch(C, T)
+    _check_cooccurrence_shape(C)
+    L = C.shape[-3]
+    if tuple(T.shape) != (L, L):
+        raise ValueError(f"T must have shape ({L}, {L}), got {tuple(T.shape)}")
+    return _back(as_numpy, _target_energy(C, T.to(C.dtype)))
+
+
+def sum_squared_error(A, W, C, T, y2=None):
+    """``sum_mu |A X^mu W - T X^mu|^2`` from the sufficient statistics, shape ``(...)``.
+
+    ``y2``: optional precomputed :func:`target_energy` ``(C, T)`` (it does not depend
+    on ``A`` or ``W``; recomputing it dominates the cost of a training step).
+    """
     as_numpy, (A, W, C, T) = _to_torch(A, W, C, T)
-    K, B, y2 = readout_moments(A, C, T)
     V = C.shape[-1]
     check_shape("W", W, (V, V))
+    if y2 is None:
+        K, B, y2 = readout_moments(A, C, T)
+    else:
+        L = A.shape[-1]
+        check_shape("A", A, (L, L))
+        _check_cooccurrence_shape(C)
+        K, B = _attention_moments(A, C.to(A.dtype), T.to(A.dtype))
+        y2 = torch.as_tensor(y2, dtype=A.dtype)
     sse = (W * (K @ W)).sum((-1, -2)) - 2 * (W * B).sum((-1, -2)) + y2
     return _back(as_numpy, sse)
 

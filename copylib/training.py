@@ -26,7 +26,7 @@ import torch
 from ._validation import check_generator, check_int, check_positive, check_shape
 from .losses import empirical_loss, expected_loss
 from .model import ModelSpec, attention, attention_logits, prior_energy
-from .statistics import cooccurrence, sum_squared_error
+from .statistics import cooccurrence, sum_squared_error, target_energy
 from .task import copy_task
 
 
@@ -51,10 +51,13 @@ class TrainingResult:
     A: np.ndarray
 
 
-def map_objective(g, b, W, C, spec: ModelSpec):
-    """Negative log posterior ``U`` of ``(g, b, W)`` given data ``C``, shape ``(R,)`` (torch)."""
+def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
+    """Negative log posterior ``U`` of ``(g, b, W)`` given data ``C``, shape ``(R,)`` (torch).
+
+    ``y2``: optional precomputed :func:`copylib.statistics.target_energy` of ``C``.
+    """
     A = attention(attention_logits(g, b), spec.kind)
-    sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=g.dtype))
+    sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=g.dtype), y2=y2)
     return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
 
 
@@ -133,6 +136,7 @@ def train_map(
                else _random_init(init_scale, spec, R, generator))
     g, b, W = g.requires_grad_(), b.requires_grad_(), W.requires_grad_()
     T = torch.as_tensor(spec.target)
+    y2 = target_energy(C, T)
 
     opt = torch.optim.Adam([g, b, W], lr=lr)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=(lr_final / lr) ** (1.0 / n_steps))
@@ -150,7 +154,7 @@ def train_map(
         if step in record_at:
             record(step)
         opt.zero_grad()
-        map_objective(g, b, W, C, spec).sum().backward()
+        map_objective(g, b, W, C, spec, y2=y2).sum().backward()
         opt.step()
         sched.step()
     record(n_steps)

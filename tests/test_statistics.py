@@ -284,3 +284,19 @@ def test_token_moment_rejects_bad_input():
     for V in (1, 0, 2.5):
         with pytest.raises(ValueError, match="V"):
             token_moment(np.eye(3), V)
+
+
+def test_sum_squared_error_with_precomputed_target_energy():
+    """Passing tr Y^T Y precomputed gives the same SSE (and the value is tr Y^T Y of the data)."""
+    import copylib as cl
+
+    rng = np.random.default_rng(11)
+    X, Y = cl.copy_task(30, 6, 3, rng)
+    C = cl.cooccurrence(X)
+    T = cl.shift_matrix(6)
+    y2 = cl.target_energy(C, T)
+    assert y2 == pytest.approx((Y**2).sum(), rel=1e-14)
+    A, W = rng.normal(size=(6, 6)), rng.normal(size=(3, 3))
+    assert cl.sum_squared_error(A, W, C, T, y2=y2) == pytest.approx(cl.sum_squared_error(A, W, C, T), rel=1e-14)
+    with pytest.raises(ValueError, match="T"):
+        cl.target_energy(C, np.eye(5))
