@@ -199,6 +199,16 @@ def transverse_row_sum_factor(L: int) -> float:
 # --------------------------------------------------------------------------
 
 
+def _action_terms(m, q, r2, P, k: _Const):
+    """``eps, c = P/(2 sigma^2 V)``, the invariants ``alpha_1, alpha_2, gamma_1, gamma_2`` of the
+    symmetric pattern (plus transverse weight) and the denominators ``alpha_i + eps``."""
+    L, V = k.L, k.V
+    eps = V * k.kappa / P
+    a1 = m * m + (L - 1) * q * q + r2
+    a2 = L * m * m + k.cL * r2
+    return eps, P / (2 * k.sig2 * V), a1, a2, m + (L - 1) * q, L * m, a1 + eps, a2 + eps
+
+
 def _action_grad(m, q, r2, P, k: _Const, version: str):
     """``S`` and ``dS/dm, dS/dq, dS/dr2`` (all broadcast), r2 held fixed.
 
@@ -207,13 +217,7 @@ def _action_grad(m, q, r2, P, k: _Const, version: str):
     """
     L, V = k.L, k.V
     ld = 0.0 if version == "map" else 1.0
-    eps = V * k.kappa / P
-    c = P / (2 * k.sig2 * V)
-    a1 = m * m + (L - 1) * q * q + r2
-    a2 = L * m * m + k.cL * r2
-    g1 = m + (L - 1) * q
-    g2 = L * m
-    d1, d2 = a1 + eps, a2 + eps
+    eps, c, a1, a2, g1, g2, d1, d2 = _action_terms(m, q, r2, P, k)
     S = (
         ld * (V * (V - 1) / 2 * np.log1p(a1 / eps) + V / 2 * np.log1p(a2 / eps))
         - c * ((V - 1) * g1**2 / d1 + g2**2 / d2)
@@ -593,13 +597,7 @@ def _action_hessian(m: float, q: float, r2: float, P: float, k: _Const, version:
     L, V = k.L, k.V
     ld = 0.0 if version == "map" else 1.0
     S, dm, dq, dr = _action_grad(m, q, r2, P, k, version)
-    eps = V * k.kappa / P
-    c = P / (2 * k.sig2 * V)
-    a1 = m * m + (L - 1) * q * q + r2
-    a2 = L * m * m + k.cL * r2
-    g1 = m + (L - 1) * q
-    g2 = L * m
-    d1, d2 = a1 + eps, a2 + eps
+    eps, c, a1, a2, g1, g2, d1, d2 = _action_terms(m, q, r2, P, k)
     S_a1 = ld * V * (V - 1) / (2 * d1) + c * (V - 1) * g1**2 / d1**2
     S_a2 = ld * V / (2 * d2) + c * g2**2 / d2**2
     # second derivatives in the invariants (a1, a2, g1, g2)
