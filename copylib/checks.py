@@ -1,0 +1,223 @@
+"""Executed checks of the book's claims, recorded for the validation report.
+
+Every quantitative claim of a chapter is checked by one call of a
+:class:`Checks` method. The call compares a measured value with its tolerance,
+records the outcome (claim, measured value, tolerance, pass) and raises
+``AssertionError`` if the check fails, so a failing claim fails the build. The
+records of a chapter are kept in one JSON file per chapter (rewritten
+atomically after every check) that the *Validation report* page collects.
+
+The record directory is ``$COPYHEAD_CHECKS_DIR`` if set, otherwise
+``_build/checks`` under the book root (the folder holding ``_toc.yml``).
+Each file carries the SHA-256 of its chapter's source and of copylib's
+source, so the report can refuse records that an older build left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+ENV_DIR = "COPYHEAD_CHECKS_DIR"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """One executed check: what is claimed, what was measured, what passes."""
+
+    chapter: str
+    claim: str
+    measured: str
+    tolerance: str
+    passed: bool
+
+
+def book_root(start: str | os.PathLike | None = None) -> Path:
+    """The nearest folder at or above ``start`` (default: the cwd) holding ``_toc.yml``."""
+    here = Path.cwd() if start is None else Path(start)
+    for folder in (here.resolve(), *here.resolve().parents):
+        if (folder / "_toc.yml").is_file():
+            return folder
+    raise FileNotFoundError(f"no _toc.yml at or above {here}: cannot locate the book root")
+
+
+def records_dir(root: str | os.PathLike | None = None) -> Path:
+    """Where check records are written: ``$COPYHEAD_CHECKS_DIR`` or ``<book root>/_build/checks``."""
+    env = os.environ.get(ENV_DIR)
+    if env:
+        return Path(env)
+    return book_root(root) / "_build" / "checks"
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def copylib_digest() -> str:
+    """SHA-256 over the names and bytes of copylib's ``.py`` files (sorted)."""
+    h = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        h.update(path.relative_to(_PACKAGE).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _fmt(x) -> str:
+    x = np.asarray(x)
+    if x.dtype == bool:
+        return str(bool(x.all())) if x.size != 1 else str(bool(x))
+    if x.size == 1:
+        v = float(x)
+        return f"{v:.4g}"
+    return np.array2string(x.ravel()[:6], precision=4, separator=", ") + ("..." if x.size > 6 else "")
+
+
+def _finite(name: str, x) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if not np.all(np.isfinite(x)):
+        # A NaN compares False with everything, so it would pass a "not above" test silently.
+        raise ValueError(f"{name} must be finite, got {_fmt(x)}")
+    return x
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Checks:
+    """The executed checks of one chapter.
+
+    ``Checks("copy_task")`` starts a fresh record for ``book/copy_task.md``
+    (any earlier record of that chapter is replaced). Each method returns the
+    :class:`CheckRecord` it stored, or raises ``AssertionError`` naming the
+    claim with its measured value and tolerance.
+    """
+
+    def __init__(self, chapter: str, *, source: str | os.PathLike | None = None,
+                 directory: str | os.PathLike | None = None):
+        if not isinstance(chapter, str) or not chapter or "/" in chapter:
+            raise ValueError(f"chapter must be a chapter's file stem such as 'copy_task', got {chapter!r}")
+        self.chapter = chapter
+        src = Path(source) if source is not None else book_root() / "book" / f"{chapter}.md"
+        if not src.is_file():
+            raise FileNotFoundError(f"chapter source {src} not found (chapter={chapter!r})")
+        self._meta = {"chapter": chapter, "source_sha256": file_digest(src),
+                      "copylib_sha256": copylib_digest()}
+        self._path = (Path(directory) if directory is not None else records_dir()) / f"{chapter}.json"
+        self.records: list[CheckRecord] = []
+        self._save()
+
+    def _save(self) -> None:
+        payload = dict(self._meta, checks=[asdict(r) for r in self.records])
+        _write_atomic(self._path, json.dumps(payload, indent=1))
+
+    def _record(self, claim: str, measured: str, tolerance: str, passed: bool) -> CheckRecord:
+        if not isinstance(claim, str) or not claim.strip():
+            raise ValueError("claim must be a non-empty sentence saying what is checked")
+        rec = CheckRecord(self.chapter, claim.strip(), measured, tolerance, bool(passed))
+        self.records.append(rec)
+        self._save()
+        if not rec.passed:
+            raise AssertionError(f"[{self.chapter}] {rec.claim}: measured {measured}, required {tolerance}")
+        return rec
+
+    def close(self, claim: str, measured, expected, *, atol: float = 0.0, rtol: float = 0.0) -> CheckRecord:
+        """``|measured - expected| <= atol + rtol |expected|`` elementwise (reports the worst element)."""
+        if not (np.isfinite(atol) and np.isfinite(rtol)) or atol < 0 or rtol < 0 or atol + rtol == 0:
+            raise ValueError(f"atol and rtol must be finite, >= 0 and not both 0, got atol={atol}, rtol={rtol}")
+        x, y = np.broadcast_arrays(_finite("measured", measured), _finite("expected", expected))
+        dev = np.abs(x - y)
+        i = np.unravel_index(np.argmax(dev - (atol + rtol * np.abs(y))), dev.shape)
+        parts = [f"atol {atol:.3g}"] * (atol > 0) + [f"rtol {rtol:.3g}"] * (rtol > 0)
+        return self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
+                            "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))))
+
+    def below(self, claim: str, measured, bound) -> CheckRecord:
+        """Every element of ``measured`` is ``< bound`` (reports the largest)."""
+        x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
+        i = np.unravel_index(np.argmax(x - b), x.shape)
+        return self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)))
+
+    def above(self, claim: str, measured, bound) -> CheckRecord:
+        """Every element of ``measured`` is ``> bound`` (reports the smallest)."""
+        x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
+        i = np.unravel_index(np.argmin(x - b), x.shape)
+        return self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)))
+
+    def true(self, claim: str, condition, measured: str = "", tolerance: str = "holds") -> CheckRecord:
+        """A yes/no claim (an identity, an ordering, ...); ``measured`` describes what was seen."""
+        cond = np.asarray(condition)
+        if cond.dtype != bool:
+            raise TypeError(f"condition must be a bool or a bool array, got dtype {cond.dtype}")
+        return self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()))
+
+
+def load_records(chapters, directory: str | os.PathLike | None = None,
+                 root: str | os.PathLike | None = None) -> list[CheckRecord]:
+    """The records of ``chapters`` (file stems), refusing missing or stale ones.
+
+    A record is stale if its chapter source or copylib changed since it was
+    written: the report must describe the code and text it sits next to.
+    """
+    folder = Path(directory) if directory is not None else records_dir(root)
+    base = book_root(root)
+    current = copylib_digest()
+    out: list[CheckRecord] = []
+    problems = []
+    for chapter in chapters:
+        path = folder / f"{chapter}.json"
+        if not path.is_file():
+            problems.append(f"{chapter}: no record in {folder} (the chapter did not run in this build)")
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data["source_sha256"] != file_digest(base / "book" / f"{chapter}.md"):
+                problems.append(f"{chapter}: record is stale (the chapter changed since it ran)")
+            elif data["copylib_sha256"] != current:
+                problems.append(f"{chapter}: record is stale (copylib changed since it ran)")
+            else:
+                out.extend(CheckRecord(**r) for r in data["checks"])
+        except (ValueError, KeyError, TypeError) as exc:
+            problems.append(f"{chapter}: unreadable record {path} ({exc!r})")
+    if problems:
+        raise RuntimeError("validation records incomplete:\n  " + "\n  ".join(problems))
+    return out
+
+
+def chapters_with_checks(root: str | os.PathLike | None = None) -> list[str]:
+    """File stems of the ``book/*.md`` chapters that create a :class:`Checks` object."""
+    base = book_root(root)
+    return sorted(p.stem for p in (base / "book").glob("*.md")
+                  if "Checks(" in p.read_text(encoding="utf-8") and p.stem != "validation_report")
+
+
+def report_table(records) -> str:
+    """An HTML table of the records: chapter, claim, measured, tolerance, pass."""
+    import html
+
+    rows = []
+    for r in records:
+        mark = "&#10004;" if r.passed else "&#10008;"
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in
+                                     (r.chapter, r.claim, r.measured, r.tolerance)) + f"<td>{mark}</td></tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("chapter", "claim", "measured", "tolerance", "pass"))
+    return (f'<table class="table validation-report"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
