@@ -32,17 +32,16 @@ if "google.colab" in sys.modules and not os.path.exists("copyhead"):
 
 
 def chapters() -> list[Path]:
+    """The toc's pages that have code to run (the report only collects the others' records)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     names = [toc["root"]] + [c["file"] for c in toc.get("chapters", [])]
-    # The report only collects the other chapters' records: nothing to run on its own.
-    return [ROOT / f"{name}.md" for name in names if not name.endswith("validation_report")]
+    paths = [ROOT / f"{name}.md" for name in names if not name.endswith("validation_report")]
+    return [p for p in paths if any(c.cell_type == "code" for c in jupytext.read(p, fmt="md:myst").cells)]
 
 
 def colab_notebook(chapter: Path) -> str:
     """The Colab notebook of ``chapter`` as ipynb JSON text."""
     nb = jupytext.read(chapter, fmt="md:myst")
-    if not any(c.cell_type == "code" for c in nb.cells):
-        return ""
     nb.cells.insert(0, nbformat.v4.new_code_cell(SETUP, metadata={"tags": ["colab-setup"]}))
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"  # stable ids, so regenerating gives identical files
@@ -56,8 +55,6 @@ def main(argv: list[str]) -> int:
     for chapter in chapters():
         text = colab_notebook(chapter)
         target = ROOT / "notebooks" / f"{chapter.stem}.ipynb"
-        if not text:
-            continue
         if check:
             if not target.is_file() or target.read_text(encoding="utf-8") != text:
                 stale.append(target.relative_to(ROOT).as_posix())

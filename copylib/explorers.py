@@ -117,7 +117,7 @@ def softmax_branches(P_grid, spec: ModelSpec, version: str = "bayes"):
 
 
 def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | None = None,
-                             Delta_max: float = 4.0, n_grid: int = 400,
+                             Delta_max: float | None = None, n_grid: int = 400,
                              P_range=(50.0, 2000.0), n_P: int = 60):
     """The softmax reduced action ``S(Delta)`` at one ``P`` and its branches along a ``P`` sweep.
 
@@ -125,7 +125,8 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     local minimum (open circle) when two coexist. Right: every local minimum
     ``Delta`` against ``P`` (filled: global, open: metastable), the spinodals
     (dotted) and the first-order point ``P_3`` (dashed) when the transition is
-    first order at these sizes, and the current ``P``.
+    first order at these sizes, and the current ``P``. ``Delta_max`` (default:
+    1.5 times the largest minimum, at least 2.5) bounds the left panel.
 
     Returns the matplotlib Figure.
     """
@@ -135,11 +136,13 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     version = _check_version("softmax", version)
     n_grid = check_int("n_grid", n_grid, 11)
     n_P = check_int("n_P", n_P, 2)
-    Delta_max = check_positive("Delta_max", Delta_max)
     spec = ModelSpec(L=L, V=V, kind="softmax")
+    minima, F_min = softmax_theory.action_minima(P, spec, version)
+    if Delta_max is None:
+        Delta_max = max(2.5, 1.5 * float(minima.max()))
+    Delta_max = check_positive("Delta_max", Delta_max)
     D = np.linspace(0.0, Delta_max, n_grid)
     S = softmax_theory.reduced_action(D, P, spec, version=version)
-    minima, F_min = softmax_theory.action_minima(P, spec, version)
     S0 = S[0]
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))

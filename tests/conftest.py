@@ -1,0 +1,37 @@
+"""Shared fixtures: the built website (one clean build per test session)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """``_build/html`` of a clean ``jupyter-book build . -W -n --keep-going``.
+
+    Set ``COPYHEAD_SITE`` to an existing ``_build/html`` folder to test that
+    build instead (it must come from the current sources: nothing here checks).
+    """
+    given = os.environ.get("COPYHEAD_SITE")
+    if given:
+        html = Path(given)
+        if not (html / "index.html").is_file():
+            pytest.fail(f"COPYHEAD_SITE={given} is not a built site (no index.html)")
+        return html
+    out = tmp_path_factory.mktemp("site")
+    env = dict(os.environ, COPYHEAD_CHECKS_DIR=str(out / "checks"))
+    # The interpreter running the tests, so the build sees the same environment.
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(ROOT),
+           "--path-output", str(out), "-W", "-n", "--keep-going"]
+    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    if run.returncode != 0:
+        tail = (run.stdout + run.stderr)[-6000:]
+        pytest.fail(f"book build failed (exit {run.returncode}):\n{tail}")
+    return out / "_build" / "html"

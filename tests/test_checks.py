@@ -1,0 +1,107 @@
+"""copylib.checks: outcomes are recorded faithfully, failures raise, stale records are refused."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from copylib import checks
+
+
+@pytest.fixture
+def book(tmp_path, monkeypatch):
+    """A minimal book root with one chapter, records in their own folder."""
+    (tmp_path / "_toc.yml").write_text("root: book/intro\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "ch.md").write_text("checks = cl.Checks('ch')\n")
+    monkeypatch.chdir(tmp_path / "book")
+    monkeypatch.setenv(checks.ENV_DIR, str(tmp_path / "records"))
+    return tmp_path
+
+
+def test_passing_checks_are_recorded_with_measured_and_tolerance(book):
+    c = checks.Checks("ch")
+    c.close("close", 1.0, 1.05, rtol=0.1)
+    c.below("below", np.array([[1.0, 3.0], [2.0, 0.0]]), 4.0)
+    c.above("above", 3.0, np.array([1.0, 2.5]))
+    c.true("identity", np.array([True, True]), measured="2 of 2")
+    data = json.loads((book / "records" / "ch.json").read_text())
+    rows = data["checks"]
+    assert [r["claim"] for r in rows] == ["close", "below", "above", "identity"]
+    assert all(r["passed"] for r in rows)
+    assert rows[0]["measured"].startswith("1 vs 1.05") and "rtol 0.1" in rows[0]["tolerance"]
+    assert rows[1]["measured"] == "3" and rows[1]["tolerance"] == "< 4"      # the worst element
+    assert rows[2]["measured"] == "3" and rows[2]["tolerance"] == "> 2.5"    # the tightest bound
+    assert rows[3]["measured"] == "2 of 2"
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.close("c", 1.0, 1.2, atol=0.1),
+    lambda c: c.close("c", np.array([1.0, 2.0]), np.array([1.0, 2.5]), rtol=0.1),
+    lambda c: c.below("b", np.array([1.0, 4.0]), 4.0),        # strict: equality fails
+    lambda c: c.above("a", 2.0, 2.0),
+    lambda c: c.true("t", np.array([True, False])),
+])
+def test_failing_check_raises_and_is_still_recorded(book, call):
+    c = checks.Checks("ch")
+    with pytest.raises(AssertionError, match=r"\[ch\]"):
+        call(c)
+    rows = json.loads((book / "records" / "ch.json").read_text())["checks"]
+    assert len(rows) == 1 and rows[0]["passed"] is False
+
+
+def test_nan_is_an_error_not_a_pass(book):
+    c = checks.Checks("ch")
+    with pytest.raises(ValueError, match="measured must be finite"):
+        c.below("nan", np.nan, 1.0)
+    with pytest.raises(ValueError, match="bound must be finite"):
+        c.above("nan bound", 1.0, np.nan)
+
+
+def test_invalid_arguments_name_the_parameter(book):
+    c = checks.Checks("ch")
+    with pytest.raises(ValueError, match="atol and rtol"):
+        c.close("c", 1.0, 1.0)
+    with pytest.raises(ValueError, match="claim"):
+        c.below("  ", 1.0, 2.0)
+    with pytest.raises(TypeError, match="condition"):
+        c.true("t", 1.5)
+    with pytest.raises(ValueError, match="chapter"):
+        checks.Checks("book/ch")
+    with pytest.raises(FileNotFoundError, match="missing"):
+        checks.Checks("missing")
+
+
+def test_load_records_refuses_missing_stale_and_corrupt(book):
+    checks.Checks("ch").below("b", 1.0, 2.0)
+    assert [r.claim for r in checks.load_records(["ch"])] == ["b"]
+    with pytest.raises(RuntimeError, match="other: no record"):
+        checks.load_records(["ch", "other"])
+    (book / "book" / "ch.md").write_text("checks = cl.Checks('ch')  # edited\n")
+    with pytest.raises(RuntimeError, match="stale"):
+        checks.load_records(["ch"])
+    (book / "records" / "ch.json").write_text('{"chapter": "ch", "source_sha')  # a torn write
+    with pytest.raises(RuntimeError, match="unreadable"):
+        checks.load_records(["ch"])
+
+
+def test_new_run_replaces_the_old_record(book):
+    checks.Checks("ch").below("first run", 1.0, 2.0)
+    checks.Checks("ch")
+    assert checks.load_records(["ch"]) == []
+
+
+def test_chapters_with_checks_and_table(book):
+    (book / "book" / "prose.md").write_text("no checks here\n")
+    assert checks.chapters_with_checks() == ["ch"]
+    c = checks.Checks("ch")
+    c.below("x < 2 <b>", 1.0, 2.0)
+    table = checks.report_table(checks.load_records(["ch"]))
+    assert table.count("<tr>") == 2 and "&lt;b&gt;" in table   # header + one row, escaped
+
+
+def test_book_root_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="_toc.yml"):
+        checks.book_root(tmp_path)
