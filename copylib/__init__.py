@@ -11,11 +11,13 @@ One module per concept:
 * :mod:`copylib.order_parameters` -- invariants, order parameters and the annealed action;
 * :mod:`copylib.sampling` -- batched Langevin/MALA samplers and convergence diagnostics;
 * :mod:`copylib.transitions` -- locating and classifying changes across sample sizes;
+* :mod:`copylib.checks` -- executed checks of the chapters' claims, recorded for the validation report;
 * :mod:`copylib.config` -- the default / paper-scale switch;
 * :mod:`copylib.plotting` -- plotting helpers for the chapters.
 """
 
 from . import config, plotting, transitions
+from .checks import Checks
 from .evidence import (
     effective_action,
     negative_log_evidence,

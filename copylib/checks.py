@@ -146,7 +146,8 @@ class Checks:
         x, y = np.broadcast_arrays(_finite("measured", measured), _finite("expected", expected))
         dev = np.abs(x - y)
         i = np.unravel_index(np.argmax(dev - (atol + rtol * np.abs(y))), dev.shape)
-        parts = [f"atol {atol:.3g}"] * (atol > 0) + [f"rtol {rtol:.3g}"] * (rtol > 0)
+        # conditionals, not list * bool: a numpy tolerance gives a numpy bool, which cannot repeat a list
+        parts = ([f"atol {atol:.3g}"] if atol > 0 else []) + ([f"rtol {rtol:.3g}"] if rtol > 0 else [])
         return self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
                             "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))))
 

@@ -8,8 +8,8 @@ Gaussian given ``A``: ``Y[:, v] ~ N(0, Sigma)`` with the ``PL x PL`` kernel
 
 The Woodbury and determinant identities turn ``-ln p(Y | A)`` into a ``V x V``
 ("dual") form that needs only the readout moments of
-:func:`copylib.readout_moments` (``K = Phi^T Phi``, ``B = Phi^T Y``,
-``y2 = tr Y^T Y``) and ``P`` (:func:`copylib.sample_size`):
+:func:`copylib.readout_moments <copylib.statistics.readout_moments>` (``K = Phi^T Phi``, ``B = Phi^T Y``,
+``y2 = tr Y^T Y``) and ``P`` (:func:`copylib.sample_size <copylib.statistics.sample_size>`):
 
     -ln p(Y | A) = (V/2) [P L ln(2 pi sigma^2) + ln det(I_V + K / kappa)]
                    + (1 / (2 sigma^2)) [y2 - tr B^T (K + kappa I)^{-1} B],
@@ -95,7 +95,7 @@ def negative_log_evidence(A, C, spec: ModelSpec):
     A : array ``(..., L, L)``
         Attention matrices, ``L = spec.L``; must be finite.
     C : array ``(..., L, L, V, V)``
-        Co-occurrence tensor of the data (:func:`copylib.cooccurrence`),
+        Co-occurrence tensor of the data (:func:`copylib.cooccurrence <copylib.statistics.cooccurrence>`),
         ``V = spec.V``. Its batch shape must broadcast against that of ``A``; an
         unbatched ``C`` shared by a batch of ``A`` is not copied.
     spec : ModelSpec
@@ -111,6 +111,8 @@ def negative_log_evidence(A, C, spec: ModelSpec):
     -----
     Dual (``V x V``) form, with ``K, B, y2 = readout_moments(A, C, T)``,
     ``P = sample_size(C)`` and ``M = K + kappa I = R R^T`` (Cholesky):
+
+    ::
 
         (V/2) [P L ln(2 pi sigma^2) + 2 sum ln diag R - V ln kappa]
         + (y2 - |R^{-1} B|_F^2) / (2 sigma^2),

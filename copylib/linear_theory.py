@@ -329,12 +329,13 @@ def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=
 
     Returns
     -------
-    ndarray, the broadcast shape of ``m, q, P`` (and ``r2``).
+    ndarray
+        The broadcast shape of ``m, q, P`` (and ``r2``).
 
-    With ``r2=None`` and "mean_field" this is exactly
-    ``annealed_action_of_attention(attention_from_order_parameters(m, q, L), P, spec)
-    + prior_action_linear(m, q, spec)``; "map" is the same without the two
-    log-det terms ``V(V-1)/2 ln(1 + alpha_1/eps) + V/2 ln(1 + alpha_2/eps)``.
+        With ``r2=None`` and "mean_field" this is exactly
+        ``annealed_action_of_attention(attention_from_order_parameters(m, q, L), P, spec)
+        + prior_action_linear(m, q, spec)``; "map" is the same without the two
+        log-det terms ``V(V-1)/2 ln(1 + alpha_1/eps) + V/2 ln(1 + alpha_2/eps)``.
     """
     m, q, r2, P, k, version = _action_arguments(m, q, P, spec, version, r2)
     S, *_ = _action_grad(m, q, r2, P, k, version)
@@ -422,8 +423,9 @@ def annealed_readout(A, P, spec: ModelSpec, *, r2=0.0):
     """Annealed posterior-mean readout ``W = (K_bar + kappa I)^{-1} B_bar``, shape ``(..., V, V)``.
 
     ``K_bar = P E[X^T A^T A X]``, ``B_bar = P E[X^T A^T T X]`` (population token
-    moments, :func:`copylib.token_moment`): the readout of
-    :func:`copylib.optimal_readout` with the data moments replaced by their means.
+    moments, :func:`copylib.token_moment <copylib.statistics.token_moment>`): the
+    readout of :func:`copylib.optimal_readout <copylib.evidence.optimal_readout>`
+    with the data moments replaced by their means.
 
     Parameters
     ----------
@@ -460,7 +462,7 @@ def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
     Closed form. All moments are ``a I + b J_V``; on ``1^perp`` (multiplicity
     ``V-1``) and on ``1`` the readout of :func:`annealed_readout` has eigenvalues
     ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
-    and :func:`copylib.expected_loss` becomes
+    and :func:`copylib.expected_loss <copylib.losses.expected_loss>` becomes
 
         1 + [(V-1)(alpha_1 w_perp^2 - 2 gamma_1 w_perp) + alpha_2 w_1^2 - 2 gamma_2 w_1] / (L V)
 
@@ -899,7 +901,7 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
 
     1. Scan ``P`` geometrically over ``[1e-3, 1e9]`` for the first sign change of
        the lowest eigenvalue of a finite-difference Hessian of
-       :func:`reduced_action` at the origin (:func:`_numerical_origin_eigmin`,
+       :func:`reduced_action` at the origin (``_numerical_origin_eigmin``,
        no use of the analytic Hessian); refine with brentq (``xtol ~ 1e-13 P``).
     2. Check with :func:`action_minimum` that ``m* = 0`` just below (``P1 (1 - 1e-3)``)
        and ``m* > 0`` just above (``P1 (1 + 1e-3)``), i.e. that no first-order jump

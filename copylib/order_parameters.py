@@ -139,6 +139,8 @@ def order_parameters(A):
     to ``J`` and to ``S - J/L`` (``S`` the cyclic shift). The two directions are
     orthogonal to each other, ``|J/L|^2 = 1`` and ``|S - J/L|^2 = L - 1``, so
 
+    ::
+
         m  = 1^T A 1 / L,
         q  = <A, S - J/L> / (L - 1),
         r2 = |A_perp|^2 = |A|^2 - m^2 - (L - 1) q^2.

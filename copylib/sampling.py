@@ -90,7 +90,9 @@ class SamplingResult:
     scales : dict ``name -> (R,)``
         The per-group length scales of each chain that were used for sampling
         (adapted ones if ``adapt_scales``); pass them back as ``scales``.
+
     metropolis : bool
+
     n_warmup, thin : int
     """
 
@@ -644,8 +646,8 @@ def sample_collapsed_posterior(
     Parameters
     ----------
     C : array ``(L, L, V, V)`` or ``(n_chains, L, L, V, V)``
-        Co-occurrence tensor (:func:`copylib.cooccurrence`): one data set shared
-        by all chains, or one per chain (e.g. a sweep over ``P``).
+        Co-occurrence tensor (:func:`copylib.cooccurrence <copylib.statistics.cooccurrence>`):
+        one data set shared by all chains, or one per chain (e.g. a sweep over ``P``).
     spec : ModelSpec
     n_chains : int >= 1
     n_steps : int >= 1

@@ -28,6 +28,8 @@ in nats (units of ``-ln`` probability). The versions:
     ``W`` minimised instead of integrated (Adam finds the joint MAP over
     ``(g, W)``). For any data, exactly (ridge regression),
 
+    ::
+
         min_W [SSE/(2 sigma^2) + |W|^2/(2 omega)] = (1/(2 sigma^2)) [y2 - tr B^T (K + kappa I)^{-1} B],
 
     ``K = Phi^T Phi``, ``B = Phi^T Y``; the evidence is this plus
@@ -419,10 +421,11 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: 
 
     Returns
     -------
-    ndarray, the broadcast shape of ``Delta`` and ``P`` (0-d for scalars).
-    Constant terms are those of :func:`copylib.order_parameters.annealed_action`
-    (no ``y2`` or normaliser); ``"energy"`` is exactly ``-G0 s(Delta) +
-    (L-1) Delta^2/(2 sigma_G^2)``.
+    ndarray
+        The broadcast shape of ``Delta`` and ``P`` (0-d for scalars).
+        Constant terms are those of :func:`copylib.order_parameters.annealed_action`
+        (no ``y2`` or normaliser); ``"energy"`` is exactly ``-G0 s(Delta) +
+        (L-1) Delta^2/(2 sigma_G^2)``.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -610,10 +613,10 @@ def _state(P, spec, version, noise, grid):
 class Spinodals:
     """Limits of the coexistence of the pooling and copy minima.
 
-    P_lower : the copy (upper, large-``Delta``) minimum appears for ``P > P_lower``.
-    P_upper : the pooling (lower, small-``Delta``) minimum disappears for ``P > P_upper``.
-    Delta_lower, Delta_upper : the gap where the marginal minimum is born / dies
-        (there ``F' = F'' = 0``).
+    * P_lower : the copy (upper, large-``Delta``) minimum appears for ``P > P_lower``.
+    * P_upper : the pooling (lower, small-``Delta``) minimum disappears for ``P > P_upper``.
+    * Delta_lower, Delta_upper : the gap where the marginal minimum is born / dies
+      (there ``F' = F'' = 0``).
     """
 
     P_lower: float
@@ -714,11 +717,11 @@ def _check_range(P_range):
 class FirstOrderPoint:
     """The first-order point ``P3`` where the pooling and copy minima have equal action.
 
-    P3 : float
-    Delta, copy_weight, loss : tuples ``(pooling, copy)``: the two coexisting
-        states at ``P3`` (gap, copy weight ``c``, test loss with the annealed readout).
-    action : float, the common value of ``F`` at ``P3``.
-    spinodals : :class:`Spinodals`.
+    * P3 : float
+    * Delta, copy_weight, loss : tuples ``(pooling, copy)``: the two coexisting
+      states at ``P3`` (gap, copy weight ``c``, test loss with the annealed readout).
+    * action : float, the common value of ``F`` at ``P3``.
+    * spinodals : :class:`Spinodals`.
     """
 
     P3: float
@@ -902,12 +905,12 @@ def p3_leading_order(L: int, V: int, spec: ModelSpec | None = None) -> float:
 class TransverseAverage:
     """Transverse-noise averages of the annealed data action at fixed ``Delta`` and ``P``.
 
-    mean_field : ``S(E[inv])`` (what ``version="fluct"`` uses, up to Monte Carlo error)
-    mean : ``E[S(inv)]``
-    free_energy : ``-ln E[exp(-S)]`` (exact transverse integral of the annealed
-        action; its Monte Carlo estimate is biased upwards and unreliable once
-        ``variance >~ 10``)
-    variance : ``Var[S]``; copy_weight : ``E[c]``; alpha_1 : ``E[alpha_1]``.
+    * mean_field : ``S(E[inv])`` (what ``version="fluct"`` uses, up to Monte Carlo error)
+    * mean : ``E[S(inv)]``
+    * free_energy : ``-ln E[exp(-S)]`` (exact transverse integral of the annealed
+      action; its Monte Carlo estimate is biased upwards and unreliable once
+      ``variance >~ 10``)
+    * variance : ``Var[S]``; copy_weight : ``E[c]``; alpha_1 : ``E[alpha_1]``.
     """
 
     mean_field: float

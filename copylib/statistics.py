@@ -88,7 +88,7 @@ def _target_energy(C, T):
 def target_energy(C, T):
     """``tr Y^T Y = sum_mu |T X^mu|^2`` from the co-occurrence tensor, shape ``(...)``.
 
-    It does not depend on the network; :func:`copylib.train_map` computes it once
+    It does not depend on the network; :func:`copylib.train_map <copylib.training.train_map>` computes it once
     and passes it to :func:`sum_squared_error` at every step.
     """
     as_numpy, (C, T) = _to_torch(C, T)

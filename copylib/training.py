@@ -2,6 +2,8 @@
 
 The objective is the negative log posterior
 
+::
+
     U = sum_mu |A X^mu W - Y^mu|^2 / (2 sigma^2)
         + |g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2) + |W|^2 / (2 omega),
 
@@ -34,11 +36,11 @@ from .task import copy_task
 class TrainingResult:
     """Outcome of :func:`train_map` for ``R`` runs (numpy arrays).
 
-    steps : ``(n_records,)`` step index of each record.
-    train_loss, test_loss : ``(R, n_records)`` loss per position along training
-        (test loss = exact population loss).
-    objective : ``(R,)`` final value of ``U``.
-    g : ``(R, L, L)``; b : ``(R,)``; W : ``(R, V, V)``; A : ``(R, L, L)``.
+    * steps : ``(n_records,)`` step index of each record.
+    * train_loss, test_loss : ``(R, n_records)`` loss per position along training
+      (test loss = exact population loss).
+    * objective : ``(R,)`` final value of ``U``.
+    * g : ``(R, L, L)``; b : ``(R,)``; W : ``(R, V, V)``; A : ``(R, L, L)``.
     """
 
     steps: np.ndarray
@@ -106,7 +108,8 @@ def train_map(
     Parameters
     ----------
     C : array ``(R, L, L, V, V)``
-        Co-occurrence tensor of each run's data set (:func:`copylib.cooccurrence`).
+        Co-occurrence tensor of each run's data set
+        (:func:`copylib.cooccurrence <copylib.statistics.cooccurrence>`).
     spec : ModelSpec
     generator : torch.Generator
         Source of the random initialisation (required unless ``init`` is given).

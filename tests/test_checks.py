@@ -105,3 +105,22 @@ def test_chapters_with_checks_and_table(book):
 def test_book_root_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="_toc.yml"):
         checks.book_root(tmp_path)
+
+
+# Explicit source/directory (as a chapter outside the default layout would use them).
+
+@pytest.fixture
+def explicit(tmp_path):
+    source = tmp_path / "chapter.md"
+    source.write_text("text", encoding="utf-8")
+    return checks.Checks("chapter", source=source, directory=tmp_path / "records")
+
+
+def test_close_accepts_numpy_tolerances(explicit):
+    # chapters pass tolerances such as 5 * se, a numpy float
+    rec = explicit.close("agrees", 1.0, 1.05, atol=np.float64(0.1), rtol=np.float64(0.0))
+    assert rec.passed and rec.tolerance == "|diff| <= atol 0.1"
+
+
+def test_true_accepts_numpy_bool(explicit):
+    assert explicit.true("holds", np.bool_(True), measured="seen").measured == "seen"
