@@ -106,9 +106,11 @@ class Checks:
     """The executed checks of one chapter.
 
     ``Checks("copy_task")`` starts a fresh record for ``book/copy_task.md``
-    (any earlier record of that chapter is replaced). Each method returns the
-    :class:`CheckRecord` it stored, or raises ``AssertionError`` naming the
-    claim with its measured value and tolerance.
+    (any earlier record of that chapter is replaced). Each method prints one
+    line (pass mark, claim, measured value, tolerance), so the reader sees every
+    check where it is made, appends a :class:`CheckRecord` to ``records``, and
+    raises ``AssertionError`` naming the claim if the check fails. The methods
+    return ``None``, so a check ending a cell adds no second output.
     """
 
     def __init__(self, chapter: str, *, source: str | os.PathLike | None = None,
@@ -129,7 +131,7 @@ class Checks:
         payload = dict(self._meta, checks=[asdict(r) for r in self.records])
         _write_atomic(self._path, json.dumps(payload, indent=1))
 
-    def _record(self, claim: str, measured: str, tolerance: str, passed: bool) -> CheckRecord:
+    def _record(self, claim: str, measured: str, tolerance: str, passed: bool) -> None:
         if not isinstance(claim, str) or not claim.strip():
             raise ValueError("claim must be a non-empty sentence saying what is checked")
         rec = CheckRecord(self.chapter, claim.strip(), measured, tolerance, bool(passed))
@@ -137,9 +139,9 @@ class Checks:
         self._save()
         if not rec.passed:
             raise AssertionError(f"[{self.chapter}] {rec.claim}: measured {measured}, required {tolerance}")
-        return rec
+        print(f"\u2714 check: {rec.claim} \u2014 measured {measured}; required {tolerance}")
 
-    def close(self, claim: str, measured, expected, *, atol: float = 0.0, rtol: float = 0.0) -> CheckRecord:
+    def close(self, claim: str, measured, expected, *, atol: float = 0.0, rtol: float = 0.0) -> None:
         """``|measured - expected| <= atol + rtol |expected|`` elementwise (reports the worst element)."""
         if not (np.isfinite(atol) and np.isfinite(rtol)) or atol < 0 or rtol < 0 or atol + rtol == 0:
             raise ValueError(f"atol and rtol must be finite, >= 0 and not both 0, got atol={atol}, rtol={rtol}")
@@ -148,27 +150,27 @@ class Checks:
         i = np.unravel_index(np.argmax(dev - (atol + rtol * np.abs(y))), dev.shape)
         # conditionals, not list * bool: a numpy tolerance gives a numpy bool, which cannot repeat a list
         parts = ([f"atol {atol:.3g}"] if atol > 0 else []) + ([f"rtol {rtol:.3g}"] if rtol > 0 else [])
-        return self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
+        self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
                             "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))))
 
-    def below(self, claim: str, measured, bound) -> CheckRecord:
+    def below(self, claim: str, measured, bound) -> None:
         """Every element of ``measured`` is ``< bound`` (reports the largest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmax(x - b), x.shape)
-        return self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)))
+        self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)))
 
-    def above(self, claim: str, measured, bound) -> CheckRecord:
+    def above(self, claim: str, measured, bound) -> None:
         """Every element of ``measured`` is ``> bound`` (reports the smallest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmin(x - b), x.shape)
-        return self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)))
+        self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)))
 
-    def true(self, claim: str, condition, measured: str = "", tolerance: str = "holds") -> CheckRecord:
+    def true(self, claim: str, condition, measured: str = "", tolerance: str = "holds") -> None:
         """A yes/no claim (an identity, an ordering, ...); ``measured`` describes what was seen."""
         cond = np.asarray(condition)
         if cond.dtype != bool:
             raise TypeError(f"condition must be a bool or a bool array, got dtype {cond.dtype}")
-        return self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()))
+        self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()))
 
 
 def load_records(chapters, directory: str | os.PathLike | None = None,
@@ -217,8 +219,9 @@ def report_table(records) -> str:
     rows = []
     for r in records:
         mark = "&#10004;" if r.passed else "&#10008;"
-        rows.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in
-                                     (r.chapter, r.claim, r.measured, r.tolerance)) + f"<td>{mark}</td></tr>")
+        chapter = f'<a href="{html.escape(r.chapter)}.html">{html.escape(r.chapter)}</a>'
+        rows.append(f"<tr><td>{chapter}</td>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in
+                                                        (r.claim, r.measured, r.tolerance)) + f"<td>{mark}</td></tr>")
     head = "".join(f"<th>{h}</th>" for h in ("chapter", "claim", "measured", "tolerance", "pass"))
     return (f'<table class="table validation-report"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>")

@@ -100,6 +100,13 @@ def test_chapters_with_checks_and_table(book):
     c.below("x < 2 <b>", 1.0, 2.0)
     table = checks.report_table(checks.load_records(["ch"]))
     assert table.count("<tr>") == 2 and "&lt;b&gt;" in table   # header + one row, escaped
+    assert '<a href="ch.html">ch</a>' in table
+
+
+def test_each_check_prints_one_line(book, capsys):
+    c = checks.Checks("ch")
+    c.below("small", 1.0, 2.0)
+    assert capsys.readouterr().out == "\u2714 check: small \u2014 measured 1; required < 2\n"
 
 
 def test_book_root_not_found(tmp_path):
@@ -118,9 +125,11 @@ def explicit(tmp_path):
 
 def test_close_accepts_numpy_tolerances(explicit):
     # chapters pass tolerances such as 5 * se, a numpy float
-    rec = explicit.close("agrees", 1.0, 1.05, atol=np.float64(0.1), rtol=np.float64(0.0))
+    explicit.close("agrees", 1.0, 1.05, atol=np.float64(0.1), rtol=np.float64(0.0))
+    rec = explicit.records[-1]
     assert rec.passed and rec.tolerance == "|diff| <= atol 0.1"
 
 
 def test_true_accepts_numpy_bool(explicit):
-    assert explicit.true("holds", np.bool_(True), measured="seen").measured == "seen"
+    assert explicit.true("holds", np.bool_(True), measured="seen") is None
+    assert explicit.records[-1].measured == "seen"
