@@ -35,6 +35,13 @@ def _check_sizes(P, L, V):
     return float(P), L, V
 
 
+def _figure_args(kind, P, L, V, version, n_grid, min_grid, n_P):
+    """Checked ``(P, spec, version, n_grid, n_P)`` for the landscape figures."""
+    P, L, V = _check_sizes(P, L, V)
+    return (P, ModelSpec(L=L, V=V, kind=kind), _check_version(kind, version),
+            check_int("n_grid", n_grid, min_grid), check_int("n_P", n_P, 2))
+
+
 def _local_minima_2d(S: np.ndarray) -> np.ndarray:
     """Boolean mask of interior grid points lower than their 8 neighbours."""
     inner = S[1:-1, 1:-1]
@@ -62,11 +69,8 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     """
     import matplotlib.pyplot as plt
 
-    P, L, V = _check_sizes(P, L, V)
-    version = _check_version("linear", version)
-    n_grid = check_int("n_grid", n_grid, 5)
-    n_P = check_int("n_P", n_P, 2)
-    spec = ModelSpec(L=L, V=V, kind="linear")
+    P, spec, version, n_grid, n_P = _figure_args("linear", P, L, V, version, n_grid, 5, n_P)
+    L, V = spec.L, spec.V
     best = linear_theory.action_minimum(P, spec, version)
     m_max = max(1.5, 1.3 * best.m)
     c_max = max(1.2, 1.3 * (L - 1) * best.q)
@@ -132,11 +136,8 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     """
     import matplotlib.pyplot as plt
 
-    P, L, V = _check_sizes(P, L, V)
-    version = _check_version("softmax", version)
-    n_grid = check_int("n_grid", n_grid, 11)
-    n_P = check_int("n_P", n_P, 2)
-    spec = ModelSpec(L=L, V=V, kind="softmax")
+    P, spec, version, n_grid, n_P = _figure_args("softmax", P, L, V, version, n_grid, 11, n_P)
+    L, V = spec.L, spec.V
     minima, F_min = softmax_theory.action_minima(P, spec, version)
     if Delta_max is None:
         Delta_max = max(2.5, 1.5 * float(minima.max()))
