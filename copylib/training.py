@@ -26,7 +26,7 @@ import torch
 from ._validation import check_generator, check_int, check_positive, check_shape
 from .losses import empirical_loss, expected_loss
 from .model import ModelSpec, attention, attention_logits, prior_energy
-from .statistics import cooccurrence, sum_squared_error, target_energy
+from .statistics import _logit_backward, _MomentProducts, cooccurrence, sum_squared_error, target_energy
 from .task import copy_task
 
 
@@ -89,6 +89,83 @@ def _given_init(init, spec: ModelSpec, R: int) -> tuple:
     return tuple(out)
 
 
+class _Objective:
+    """``U`` and its exact gradient for ``R`` runs in one flat state, without autograd.
+
+    A training step is a few dozen small tensor operations; autograd's graph
+    bookkeeping and the general einsum path cost more than the arithmetic at
+    these sizes (``L = 32``, ``R ~ 50``), so the gradient of :func:`map_objective`
+    is written out (checked against autograd in the tests). With ``K, B`` the
+    readout moments (:class:`copylib.statistics._MomentProducts`):
+
+        dU/dW = ((K + K^T) W - 2 B) / (2 sigma^2) + W / omega,
+        dU/dK = W W^T / (2 sigma^2),   dU/dB = -W / sigma^2,
+
+    then back through ``A`` to the logits, plus the prior terms ``g / sigma_G^2``
+    and ``b / sigma_b^2``.
+
+    C : ``(R, L, L, V, V)``, or ``(L, L, V, V)`` shared by ``R`` runs.
+    """
+
+    def __init__(self, C: torch.Tensor, spec: ModelSpec, R: int | None = None):
+        R = C.shape[0] if R is None else R
+        L, V = spec.L, spec.V
+        self.spec, self.R, self.L, self.V = spec, R, L, V
+        self.products = _MomentProducts(C, R, spec.cyclic)
+        y2 = target_energy(C, torch.as_tensor(spec.target))
+        self.y2 = y2.expand(R) if y2.ndim == 0 else y2
+        self.D = L * L + 1 + V * V
+
+    def split(self, x: torch.Tensor):
+        """Views ``g (R, L, L), b (R,), W (R, V, V)`` of the flat state ``x (R, D)``."""
+        L, V = self.L, self.V
+        return x[:, : L * L].view(-1, L, L), x[:, L * L], x[:, L * L + 1:].view(-1, V, V)
+
+    def attention(self, g, b):
+        """Attention of the state's logits (no argument checks: the state is ours)."""
+        G = g + b[:, None, None]
+        return torch.softmax(G, dim=-1) if self.spec.kind == "softmax" else G / self.L
+
+    def gradient(self, x: torch.Tensor, grad: torch.Tensor, value: bool = False):
+        """Write ``dU/dx`` at the flat state ``x`` into ``grad`` (same shape).
+
+        Returns ``U (R,)`` if ``value``, else None (Adam does not need it).
+        """
+        spec = self.spec
+        s2 = spec.sigma_sq
+        g, b, W = self.split(x)
+        A = self.attention(g, b)
+        K, B = self.products.moments(A)
+        dg, db, dW = self.split(grad)
+        KW2 = torch.bmm(K + K.transpose(1, 2), W)
+        U = None
+        if value:
+            sse = 0.5 * (W * KW2).sum((1, 2)) - 2 * (W * B).sum((1, 2)) + self.y2
+            U = (sse / (2 * s2) + (g * g).sum((1, 2)) / (2 * spec.sigma_G**2) + b * b / (2 * spec.sigma_b**2)
+                 + (W * W).sum((1, 2)) / (2 * spec.omega))
+        torch.add(KW2 - 2 * B, W, alpha=2 * s2 / spec.omega, out=dW)
+        dW.mul_(0.5 / s2)
+        dA = self.products.backward(A, torch.bmm(W, W.transpose(1, 2)).mul_(0.5 / s2), W / (-s2))
+        dG = _logit_backward(A, dA, spec.kind)
+        torch.add(dG, g, alpha=1.0 / spec.sigma_G**2, out=dg)
+        torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2, out=db)
+        return U
+
+
+def _adam_step(x, grad, m, v, step: int, lr: float, betas=(0.9, 0.999), eps: float = 1e-8) -> None:
+    """One Adam update of ``x`` in place, the same arithmetic as ``torch.optim.Adam``
+    (single-tensor path, no weight decay, no amsgrad), so that it gives bit-identical
+    updates for identical gradients (tested); one call for all parameters."""
+    beta1, beta2 = betas
+    m.lerp_(grad, 1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    step_size = lr / bias_correction1
+    denom = (v.sqrt() / bias_correction2**0.5).add_(eps)
+    x.addcdiv_(m, denom, value=-step_size)
+
+
 def train_map(
     C,
     spec: ModelSpec,
@@ -134,34 +211,37 @@ def train_map(
     R = C.shape[0]
     g, b, W = (_given_init(init, spec, R) if init is not None
                else _random_init(init_scale, spec, R, generator))
-    g, b, W = g.requires_grad_(), b.requires_grad_(), W.requires_grad_()
     T = torch.as_tensor(spec.target)
-    y2 = target_energy(C, T)
+    objective_fn = _Objective(C, spec)
+    # all parameters of all runs in one flat state: Adam is elementwise, so one
+    # update of the concatenation equals separate updates of g, b and W
+    x = torch.cat([g.reshape(R, -1), b[:, None], W.reshape(R, -1)], dim=1)
+    grad = torch.empty_like(x)
+    m, v = torch.zeros_like(x), torch.zeros_like(x)
+    g, b, W = objective_fn.split(x)
 
-    opt = torch.optim.Adam([g, b, W], lr=lr)
-    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=(lr_final / lr) ** (1.0 / n_steps))
+    # ExponentialLR: lr_t = lr * gamma^t, accumulated by repeated multiplication as torch does
+    gamma = (lr_final / lr) ** (1.0 / n_steps)
     record_at = set(np.unique(np.linspace(0, n_steps, n_records).round().astype(int)).tolist())
     steps, train_curve, test_curve = [], [], []
 
     def record(step):
-        with torch.no_grad():
-            A = attention(attention_logits(g, b), spec.kind)
-            steps.append(step)
-            train_curve.append(empirical_loss(A, W, C, T).numpy().copy())
-            test_curve.append(expected_loss(A, W, T).numpy().copy())
+        A = objective_fn.attention(g, b)
+        steps.append(step)
+        train_curve.append(empirical_loss(A, W, C, T).numpy().copy())
+        test_curve.append(expected_loss(A, W, T).numpy().copy())
 
-    for step in range(n_steps):
-        if step in record_at:
-            record(step)
-        opt.zero_grad()
-        map_objective(g, b, W, C, spec, y2=y2).sum().backward()
-        opt.step()
-        sched.step()
-    record(n_steps)
-
+    lr_t = lr
     with torch.no_grad():
+        for step in range(n_steps):
+            if step in record_at:
+                record(step)
+            objective_fn.gradient(x, grad)
+            _adam_step(x, grad, m, v, step + 1, lr_t)
+            lr_t = lr_t * gamma
+        record(n_steps)
         objective = map_objective(g, b, W, C, spec)
-        A = attention(attention_logits(g, b), spec.kind)
+        A = objective_fn.attention(g, b)
     if not torch.isfinite(objective).all():
         raise FloatingPointError("Adam diverged (non-finite objective); lower lr")
     return TrainingResult(
@@ -169,9 +249,9 @@ def train_map(
         train_loss=np.stack(train_curve, axis=1),
         test_loss=np.stack(test_curve, axis=1),
         objective=objective.numpy(),
-        g=g.detach().numpy(),
-        b=b.detach().numpy(),
-        W=W.detach().numpy(),
+        g=g.numpy().copy(),
+        b=b.numpy().copy(),
+        W=W.numpy().copy(),
         A=A.numpy(),
     )
 
