@@ -216,6 +216,7 @@ def langevin(
     adapt_scales: bool = False,
     min_accept: float = 0.02,
     max_rejections: int = 1000,
+    energy_grad: Callable | None = None,
 ) -> SamplingResult:
     """Langevin sampling of ``exp(-energy)`` for ``R`` chains at once (MALA or ULA).
 
@@ -278,6 +279,11 @@ def langevin(
         early). The default is generous on purpose: in curved posteriors (e.g.
         the ``(A, W) -> (c A, W / c)`` ridge of the full network) a healthy MALA
         chain can sit through a few hundred rejections in a stiff region.
+    energy_grad : callable or None
+        ``energy_grad(params) -> (E, grads)``: the energy ``(R,)`` and its gradient
+        (``grads`` in the container type of ``init``, float64), e.g. written out by
+        hand; when given it replaces autograd on ``energy`` at every step and
+        ``energy`` is not called. It must be the gradient of the same energy.
 
     Returns
     -------
@@ -321,6 +327,8 @@ def langevin(
         raise ValueError(f"min_accept must lie in [0, 1), got {min_accept}")
     if record is not None and not callable(record):
         raise TypeError("record must be callable or None")
+    if energy_grad is not None and not callable(energy_grad):
+        raise TypeError("energy_grad must be callable or None")
 
     if not isinstance(adapt_scales, bool):
         raise TypeError(f"adapt_scales must be a bool, got {type(adapt_scales).__name__}")
@@ -355,6 +363,15 @@ def langevin(
 
     def evaluate(flat):
         """Energy ``(R,)`` and its gradient ``(R, D)`` at the flat state ``flat``."""
+        if energy_grad is not None:
+            with torch.no_grad():
+                E, grads = energy_grad(unflatten(flat))
+                grads = list(grads.values()) if is_dict else list(grads)
+            if not isinstance(E, torch.Tensor) or tuple(E.shape) != (R,):
+                raise ValueError(
+                    f"energy_grad must return an energy of shape ({R},), got "
+                    f"{tuple(E.shape) if isinstance(E, torch.Tensor) else type(E).__name__}")
+            return E.to(_DTYPE), torch.cat([t.reshape(R, -1) for t in grads], dim=1).to(_DTYPE)
         leaf = flat.detach().requires_grad_(True)
         with torch.enable_grad():
             E = energy(unflatten(leaf))
@@ -675,7 +692,7 @@ def sample_collapsed_posterior(
     -------
     SamplingResult (``final_params = {"g": (R, L, L), "b": (R,)}``)
     """
-    from .evidence import effective_action
+    from .evidence import _CollapsedAction, effective_action
 
     spec = _check_spec(spec)
     R = check_int("n_chains", n_chains, 1)
@@ -687,10 +704,16 @@ def sample_collapsed_posterior(
     def energy(p):
         return effective_action(p["g"], p["b"], Ct, spec)
 
+    action = _CollapsedAction(Ct, spec, R)
+
+    def energy_grad(p):
+        E, dg, db = action(p["g"], p["b"])
+        return E, {"g": dg, "b": db}
+
     return langevin(
         energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
         target_accept=target_accept, record=_posterior_record(record, spec, names),
-        scales=_default_scales(spec, names, scales), **kwargs,
+        scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
     )
 
 
@@ -728,7 +751,7 @@ def sample_full_posterior(
     -b, -W)``; the two signs are separated by a barrier once the data pin ``W``
     down, so measure sign-invariant quantities (``|m|``, ``m^2``, ``q m``).
     """
-    from .training import map_objective
+    from .training import _Objective, map_objective
 
     spec = _check_spec(spec)
     R = check_int("n_chains", n_chains, 1)
@@ -740,10 +763,16 @@ def sample_full_posterior(
     def energy(p):
         return map_objective(p["g"], p["b"], p["W"], Ct, spec)
 
+    objective = _Objective(Ct, spec, R)
+
+    def energy_grad(p):
+        U, (dg, db, dW) = objective.value_and_grad(p["g"], p["b"], p["W"])
+        return U, {"g": dg, "b": db, "W": dW}
+
     return langevin(
         energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
         target_accept=target_accept, record=_posterior_record(record, spec, names),
-        scales=_default_scales(spec, names, scales), **kwargs,
+        scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
     )
 
 

@@ -131,12 +131,16 @@ class _Objective:
 
         Returns ``U (R,)`` if ``value``, else None (Adam does not need it).
         """
+        return self.value_and_grad(*self.split(x), out=self.split(grad), value=value)[0]
+
+    def value_and_grad(self, g, b, W, out=None, value: bool = True):
+        """``(U, (dg, db, dW))`` at ``g (R, L, L), b (R,), W (R, V, V)``; the gradients are
+        written into ``out`` if given (else new tensors); ``U`` is None unless ``value``."""
         spec = self.spec
         s2 = spec.sigma_sq
-        g, b, W = self.split(x)
         A = self.attention(g, b)
         K, B = self.products.moments(A)
-        dg, db, dW = self.split(grad)
+        dg, db, dW = out if out is not None else (torch.empty_like(g), torch.empty_like(b), torch.empty_like(W))
         KW2 = torch.bmm(K + K.transpose(1, 2), W)
         U = None
         if value:
@@ -149,7 +153,7 @@ class _Objective:
         dG = _logit_backward(A, dA, spec.kind)
         torch.add(dG, g, alpha=1.0 / spec.sigma_G**2, out=dg)
         torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2, out=db)
-        return U
+        return U, (dg, db, dW)
 
 
 def _adam_step(x, grad, m, v, step: int, lr: float, betas=(0.9, 0.999), eps: float = 1e-8) -> None:
