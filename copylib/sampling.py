@@ -604,18 +604,72 @@ def _order_record(spec: ModelSpec):
     return record
 
 
+def _attention_record(spec: ModelSpec, what: str):
+    """Recorder of the attention matrix (``{"A": (R, L, L)}``) or of its copy weight (``{"c": (R,)}``)."""
+    from .order_parameters import copy_weight
+
+    def record(p):
+        A = attention(attention_logits(p["g"], p["b"]), spec.kind)
+        return {"A": A} if what == "attention" else {"c": copy_weight(A)}
+
+    return record
+
+
+RECORDERS = ("order", "all", "attention", "copy_weight")
+
+
 def _posterior_record(record, spec, names):
     if isinstance(record, str):
         if record == "order":
             return _order_record(spec)
         if record == "all":
             return None
-        raise ValueError(f"record must be 'order', 'all' or a callable, got {record!r}")
+        if record in ("attention", "copy_weight"):
+            return _attention_record(spec, record)
+        raise ValueError(f"record must be one of {RECORDERS} or a callable, got {record!r}")
     if record is None:
         return None
     if not callable(record):
-        raise TypeError("record must be 'order', 'all', None or a callable")
+        raise TypeError(f"record must be one of {RECORDERS}, None or a callable")
     return record
+
+
+def _run_cached(cache, name: str, params: dict, generator: torch.Generator, run) -> SamplingResult:
+    """``run()`` (a posterior sampler call), through the result cache if ``cache``.
+
+    The key holds ``params`` and the generator's full state before the run; the
+    cache also keeps the state after it, and a hit sets the generator to that
+    state, so a cached call consumes the generator exactly as sampling does.
+    """
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    if not cache:
+        return run()
+    from .cache import cached
+
+    if callable(params["record"]):
+        raise ValueError(f"record must be one of {RECORDERS} (or None) with cache=True: a function cannot be "
+                         "part of a cache key")
+
+    def compute():
+        res = run()
+        out = {"energy": res.energy, "accept_rate": res.accept_rate, "step_size": res.step_size,
+               "metropolis": res.metropolis, "n_warmup": res.n_warmup, "thin": res.thin,
+               "generator_state": generator.get_state().numpy().copy()}
+        for group in ("samples", "final_params", "scales"):
+            out.update({f"{group}/{k}": v for k, v in getattr(res, group).items()})
+        return out
+
+    arrays = cached(compute, dict(params, generator_state=generator.get_state().numpy()), name=name)
+    generator.set_state(torch.from_numpy(np.array(arrays["generator_state"], dtype=np.uint8)))
+
+    def group(prefix):
+        return {k[len(prefix) + 1:]: v for k, v in arrays.items() if k.startswith(prefix + "/")}
+
+    return SamplingResult(samples=group("samples"), energy=arrays["energy"], accept_rate=arrays["accept_rate"],
+                          step_size=arrays["step_size"], final_params=group("final_params"),
+                          scales=group("scales"), metropolis=bool(arrays["metropolis"]),
+                          n_warmup=int(arrays["n_warmup"]), thin=int(arrays["thin"]))
 
 
 def _default_scales(spec: ModelSpec, names, scales):
@@ -646,6 +700,7 @@ def sample_collapsed_posterior(
     target_accept: float = 0.57,
     scales: dict | None = None,
     record="order",
+    cache: bool = False,
     **kwargs,
 ) -> SamplingResult:
     """Langevin (default MALA) on the logits ``(g, b)`` with the readout integrated out.
@@ -680,11 +735,18 @@ def sample_collapsed_posterior(
     scales : dict, optional
         Per-group length scales; default ``{"g": sigma_G, "b": sigma_b}``, entries
         given here override the defaults.
-    record : "order", "all"/None, or callable
+    record : "order", "all"/None, "attention", "copy_weight", or callable
         ``"order"`` (default): ``m, q, r2`` of the attention matrix
         (:func:`copylib.order_parameters.order_parameters`) and ``b``, each
-        ``(R, n_kept)``; ``"all"``: ``g`` and ``b``; or ``record(params)`` with
+        ``(R, n_kept)``; ``"all"``: ``g`` and ``b``; ``"attention"``: ``A``
+        ``(R, n_kept, L, L)``; ``"copy_weight"``: ``c`` of ``A``
+        (:func:`copylib.order_parameters.copy_weight`); or ``record(params)`` with
         ``params = {"g", "b"}``.
+    cache : bool
+        Keep the result in the result cache (:mod:`copylib.cache`), keyed on every
+        argument, the generator's state and copylib's source (``record`` must then
+        be a name, not a function). A hit sets the generator to the state the
+        run would have left it in.
     **kwargs
         Passed to :func:`langevin` (``adapt_scales``, ``min_accept``, ``max_rejections``).
 
@@ -699,22 +761,30 @@ def sample_collapsed_posterior(
     check_generator("generator", generator, "torch")
     names = ("g", "b")
     Ct = _chain_data(C, spec, R)
-    x0 = _initial_state(init, spec, R, generator, names)
+    recorder = _posterior_record(record, spec, names)
 
-    def energy(p):
-        return effective_action(p["g"], p["b"], Ct, spec)
+    def run():
+        x0 = _initial_state(init, spec, R, generator, names)
 
-    action = _CollapsedAction(Ct, spec, R)
+        def energy(p):
+            return effective_action(p["g"], p["b"], Ct, spec)
 
-    def energy_grad(p):
-        E, dg, db = action(p["g"], p["b"])
-        return E, {"g": dg, "b": db}
+        action = _CollapsedAction(Ct, spec, R)
 
-    return langevin(
-        energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
-        target_accept=target_accept, record=_posterior_record(record, spec, names),
-        scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
-    )
+        def energy_grad(p):
+            E, dg, db = action(p["g"], p["b"])
+            return E, {"g": dg, "b": db}
+
+        return langevin(
+            energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
+            target_accept=target_accept, record=recorder,
+            scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
+        )
+
+    params = dict(C=Ct.numpy(), spec=spec, n_chains=R, n_steps=n_steps, n_warmup=n_warmup, init=init,
+                  step_size=step_size, thin=thin, metropolis=metropolis, target_accept=target_accept, scales=scales,
+                  record=record, kwargs=kwargs)
+    return _run_cached(cache, "sample_collapsed_posterior", params, generator, run)
 
 
 def sample_full_posterior(
@@ -732,6 +802,7 @@ def sample_full_posterior(
     target_accept: float = 0.57,
     scales: dict | None = None,
     record="order",
+    cache: bool = False,
     **kwargs,
 ) -> SamplingResult:
     """Langevin (default MALA) on the whole network ``(g, b, W)``.
@@ -745,7 +816,7 @@ def sample_full_posterior(
     Arguments as :func:`sample_collapsed_posterior`, with the extra parameter
     ``W (R, V, V)``: ``init`` dicts have keys ``g, b, W``, the default scales are
     ``{"g": sigma_G, "b": sigma_b, "W": sqrt(omega)}``, ``record="all"`` records
-    ``g, b, W`` and a callable ``record`` receives ``{"g", "b", "W"}``.
+    ``g, b, W`` and a callable ``record`` receives ``{"g", "b", "W"}``; ``cache`` likewise.
 
     For linear attention the posterior is invariant under ``(g, b, W) -> (-g,
     -b, -W)``; the two signs are separated by a barrier once the data pin ``W``
@@ -758,22 +829,30 @@ def sample_full_posterior(
     check_generator("generator", generator, "torch")
     names = ("g", "b", "W")
     Ct = _chain_data(C, spec, R)
-    x0 = _initial_state(init, spec, R, generator, names)
+    recorder = _posterior_record(record, spec, names)
 
-    def energy(p):
-        return map_objective(p["g"], p["b"], p["W"], Ct, spec)
+    def run():
+        x0 = _initial_state(init, spec, R, generator, names)
 
-    objective = _Objective(Ct, spec, R)
+        def energy(p):
+            return map_objective(p["g"], p["b"], p["W"], Ct, spec)
 
-    def energy_grad(p):
-        U, (dg, db, dW) = objective.value_and_grad(p["g"], p["b"], p["W"])
-        return U, {"g": dg, "b": db, "W": dW}
+        objective = _Objective(Ct, spec, R)
 
-    return langevin(
-        energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
-        target_accept=target_accept, record=_posterior_record(record, spec, names),
-        scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
-    )
+        def energy_grad(p):
+            U, (dg, db, dW) = objective.value_and_grad(p["g"], p["b"], p["W"])
+            return U, {"g": dg, "b": db, "W": dW}
+
+        return langevin(
+            energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
+            target_accept=target_accept, record=recorder,
+            scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
+        )
+
+    params = dict(C=Ct.numpy(), spec=spec, n_chains=R, n_steps=n_steps, n_warmup=n_warmup, init=init,
+                  step_size=step_size, thin=thin, metropolis=metropolis, target_accept=target_accept, scales=scales,
+                  record=record, kwargs=kwargs)
+    return _run_cached(cache, "sample_full_posterior", params, generator, run)
 
 
 # --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ filter"). :func:`map_sweep` does the same.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,12 +62,16 @@ def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
     return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
 
 
-def _random_init(init_scale, spec: ModelSpec, R: int, generator) -> tuple:
-    check_generator("generator", generator, "torch")
+def _init_scales(init_scale, R: int) -> np.ndarray:
     scale = np.broadcast_to(np.asarray(init_scale, dtype=np.float64), (R,))
     if not (np.isfinite(scale).all() and (scale > 0).all()):
         raise ValueError("init_scale must be finite and > 0")
-    scale = torch.as_tensor(scale.copy())
+    return scale.copy()
+
+
+def _random_init(init_scale, spec: ModelSpec, R: int, generator) -> tuple:
+    check_generator("generator", generator, "torch")
+    scale = torch.as_tensor(_init_scales(init_scale, R))
     L, V = spec.L, spec.V
     g = scale[:, None, None] * torch.randn(R, L, L, generator=generator, dtype=torch.float64)
     b = scale * torch.randn(R, generator=generator, dtype=torch.float64)
@@ -181,6 +186,7 @@ def train_map(
     lr: float = 0.05,
     lr_final: float = 1e-3,
     n_records: int = 40,
+    cache: bool = False,
 ) -> TrainingResult:
     """Minimise ``U`` with Adam for ``R`` runs at once.
 
@@ -202,6 +208,11 @@ def train_map(
         Learning rate, decayed geometrically from ``lr`` to ``lr_final``.
     n_records : int >= 1
         Number of (evenly spaced) points of the recorded loss curves.
+    cache : bool
+        Keep the result in the result cache (:mod:`copylib.cache`), keyed on ``C``,
+        ``spec``, the initial state (the given one, or the generator's state and
+        ``init_scale``), the other arguments and copylib's source. On a hit the
+        generator is set to the state training would have left it in.
     """
     n_steps = check_int("n_steps", n_steps, 1)
     n_records = check_int("n_records", n_records, 1)
@@ -213,7 +224,40 @@ def train_map(
     if not torch.isfinite(C).all():
         raise ValueError("C must contain only finite values")
     R = C.shape[0]
-    g, b, W = (_given_init(init, spec, R) if init is not None
+    if init is not None:
+        init = dict(zip(("g", "b", "W"), _given_init(init, spec, R)))
+    else:
+        check_generator("generator", generator, "torch")
+        init_scale = _init_scales(init_scale, R)
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+
+    def compute():
+        res = _train(C, spec, generator, init, init_scale, n_steps, lr, lr_final, n_records)
+        out = dataclasses.asdict(res)
+        if init is None:
+            out["generator_state"] = generator.get_state().numpy().copy()
+        return out
+
+    if not cache:
+        out = compute()
+    else:
+        from .cache import cached
+
+        params = {"C": C.numpy(), "spec": spec, "init": init, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
+                  "n_records": n_records}
+        if init is None:
+            params.update(generator_state=generator.get_state().numpy(), init_scale=init_scale)
+        out = cached(compute, params, name="train_map")
+        if init is None:  # consume the generator exactly as training does
+            generator.set_state(torch.from_numpy(np.array(out["generator_state"], dtype=np.uint8)))
+    return TrainingResult(**{f.name: out[f.name] for f in dataclasses.fields(TrainingResult)})
+
+
+def _train(C, spec, generator, init, init_scale, n_steps, lr, lr_final, n_records) -> TrainingResult:
+    """The body of :func:`train_map` (arguments already checked)."""
+    R = C.shape[0]
+    g, b, W = ((init["g"], init["b"], init["W"]) if init is not None
                else _random_init(init_scale, spec, R, generator))
     T = torch.as_tensor(spec.target)
     objective_fn = _Objective(C, spec)
