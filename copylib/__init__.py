@@ -12,10 +12,11 @@ One module per concept:
 * :mod:`copylib.sampling` -- batched Langevin/MALA samplers and convergence diagnostics;
 * :mod:`copylib.transitions` -- locating and classifying changes across sample sizes;
 * :mod:`copylib.config` -- the default / paper-scale switch;
+* :mod:`copylib.cache` -- the on-disk result cache of expensive experiments;
 * :mod:`copylib.plotting` -- plotting helpers for the chapters.
 """
 
-from . import config, plotting, transitions
+from . import cache, config, plotting, transitions
 from .evidence import (
     effective_action,
     negative_log_evidence,

@@ -67,6 +67,7 @@ import numbers
 import os
 import re
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -301,5 +302,8 @@ def cached(fn: Callable[[], Mapping], key_params: Mapping, *, name: str, directo
     if hit is not None:
         return hit
     arrays = _as_arrays(fn(), name)
-    _store(directory, name, key, arrays, params_text)
+    try:
+        _store(directory, name, key, arrays, params_text)
+    except OSError as err:  # a cache that cannot be written must not lose the result
+        warnings.warn(f"copylib.cache: could not store {name!r} in {directory}: {err}", RuntimeWarning, stacklevel=2)
     return arrays

@@ -200,7 +200,10 @@ class _MomentProducts:
         M[:, 1, :, : L - 1].copy_(A[:, 1:].transpose(1, 2))
         if self.cyclic:
             M[:, 1, :, L - 1].copy_(A[:, 0])
-        KB = torch.bmm(M.view(self.n_data, 2 * self.k, L * L), self.Cf).view(R, 2, V, V)
+        # as (V^2 x L^2)(L^2 x 2k), not (2k x L^2)(L^2 x V^2): BLAS is about twice as fast
+        # with the long L^2 axis contiguous in both operands and the narrow V^2 one outside
+        KBt = torch.bmm(self.CfT, M.view(self.n_data, 2 * self.k, L * L).transpose(1, 2))
+        KB = KBt.transpose(1, 2).reshape(R, 2, V, V)
         return KB[:, 0], KB[:, 1]
 
     def backward(self, A: torch.Tensor, dK: torch.Tensor, dB: torch.Tensor) -> torch.Tensor:

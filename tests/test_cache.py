@@ -283,6 +283,16 @@ def test_switch_and_location(tmp_path, monkeypatch):
     assert fn.calls == 3 and len(_files(tmp_path / "here", ".json")) == 1
 
 
+def test_unwritable_directory_warns_and_still_returns_the_result(tmp_path):
+    blocker = tmp_path / "not_a_directory"
+    blocker.write_text("a file where the cache directory should be")
+    fn = Counter()
+    with pytest.warns(RuntimeWarning, match="could not store"):
+        out = cached(fn, PARAMS, name="demo", directory=blocker)
+    np.testing.assert_array_equal(out["a"], np.linspace(0, 1, 7))
+    assert fn.calls == 1
+
+
 # --------------------------------------------------------------------------- the cache=True wrappers
 
 
