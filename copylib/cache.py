@@ -220,6 +220,7 @@ def _npz_bytes(arrays: dict) -> bytes:
 def _write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
