@@ -148,6 +148,41 @@ def _pack(names, tensors, is_dict):
     return dict(zip(names, tensors)) if is_dict else tuple(tensors)
 
 
+def _standard_normal(shape, generator: torch.Generator) -> torch.Tensor:
+    """Standard normal float64 draws, the same as ``torch.randn(shape, dtype=float64,
+    generator=generator)`` up to the last bit of ``log``/``sin``/``cos`` (tested), and with the
+    generator left in the same state, but about twice as fast at the sizes of a batch of chains.
+
+    torch transforms its float64 uniforms one pair at a time (scalar Box-Muller on
+    blocks of 16: ``u1 = 1 - u[j]``, ``u2 = u[j + 8]``, ``j < 8``, and the last 16 values
+    redrawn when the count is not a multiple of 16); here the same uniforms
+    (``torch.rand``, drawn in the same order) go through the same transform as whole
+    tensors. Below 16 values torch uses another method, so those are left to it.
+    """
+    n = math.prod(shape)
+    if n < 16:
+        return torch.randn(shape, generator=generator, dtype=_DTYPE)
+    u = torch.rand(n, generator=generator, dtype=_DTYPE)
+    tail = torch.rand(16, generator=generator, dtype=_DTYPE) if n % 16 else None
+    out = torch.empty(n, dtype=_DTYPE)
+
+    def box_muller(uniforms, dest):
+        b = uniforms.view(-1, 2, 8)
+        radius = torch.sqrt(-2 * torch.log(1 - b[:, 0]))
+        theta = (2.0 * math.pi) * b[:, 1]
+        d = dest.view(-1, 2, 8)
+        torch.mul(radius, torch.cos(theta), out=d[:, 0])
+        torch.mul(radius, torch.sin(theta), out=d[:, 1])
+
+    full = n - n % 16
+    box_muller(u[:full], out[:full])
+    if tail is not None:
+        last = torch.empty(16, dtype=_DTYPE)
+        box_muller(tail, last)
+        out[n - 16:] = last
+    return out.view(shape)
+
+
 def _all_finite(t: torch.Tensor) -> bool:
     """True if every entry of ``t`` is finite (one reduction; False also if the sum overflows)."""
     return bool(torch.isfinite(t.sum()))
@@ -414,7 +449,7 @@ def langevin(
     t_da = 0  # dual-averaging clock (restarts when the scales are adapted)
     for t in range(1, n_warmup + n_steps + 1):
         warm = t <= n_warmup
-        z = torch.randn(x.shape, generator=generator, dtype=_DTYPE)
+        z = _standard_normal(tuple(x.shape), generator)
         prop = x - half_h_s2 * grad + sqrt_h_s * z
 
         if not metropolis:

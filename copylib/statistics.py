@@ -207,17 +207,24 @@ class _MomentProducts:
         return KB[:, 0], KB[:, 1]
 
     def backward(self, A: torch.Tensor, dK: torch.Tensor, dB: torch.Tensor) -> torch.Tensor:
-        """``dA (R, L, L)`` from ``dK, dB`` (the derivatives of a scalar by ``K`` and ``B``)."""
+        """``dA (R, L, L)`` from ``dK, dB`` (the derivatives of a scalar by ``K`` and ``B``).
+
+        ``dK`` must be symmetric (as the derivative of a function of the symmetric ``K``
+        is): then ``D_1`` is symmetric too (``C[l, m, a, b] = C[m, l, b, a]``) and
+        ``A (D_1 + D_1^T) = 2 A D_1``.
+        """
         R, L, V, N = self.R, self.L, self.V, self.N
         N[:, 0].copy_(dK)
         N[:, 1].copy_(dB)
         Dm = torch.bmm(N.view(self.n_data, 2 * self.k, V * V), self.CfT).view(R, 2, L, L)
         D1, D2 = Dm[:, 0], Dm[:, 1]
-        dA = torch.bmm(A, D1 + D1.transpose(1, 2))
-        dA[:, 1:] += D2[:, :, : L - 1].transpose(1, 2)
+        dA = torch.empty(R, L, L, dtype=A.dtype)
+        dA[:, 1:] = D2[:, :, : L - 1].transpose(1, 2)
         if self.cyclic:
-            dA[:, 0] += D2[:, :, L - 1]
-        return dA
+            dA[:, 0] = D2[:, :, L - 1]
+        else:
+            dA[:, 0] = 0.0
+        return dA.baddbmm_(A, D1, alpha=2.0)
 
 
 def _logit_backward(A: torch.Tensor, dA: torch.Tensor, kind: str) -> torch.Tensor:
