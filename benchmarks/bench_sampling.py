@@ -13,13 +13,17 @@ Run from the repository root::
 
     python benchmarks/bench_sampling.py [--steps 40] [--threads N] [--repeats 3]
 
-The best of ``--repeats`` timings is reported for each way (timings on a
-shared machine are noisy; the minimum is the least disturbed).
+The two ways are timed alternately (batched, loop, batched, loop, ... for
+``--repeats`` rounds), so that both see the same machine load, and the best of
+the rounds is reported for each way (timings on a shared machine are noisy;
+the minimum is the least disturbed). The 1-minute load average is printed at
+the start and the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -46,7 +50,7 @@ def main():
     parser.add_argument("--steps", type=int, default=40, help="sampler steps per call (half warmup)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads (default 1, as the chapters run: small tensors)")
-    parser.add_argument("--repeats", type=int, default=3, help="repeat each timing, keep the fastest")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of both timings, keep the fastest")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -56,8 +60,12 @@ def main():
     run(C, spec, R, 4, 0)  # warm up torch (first-call overheads)
     run(C, spec, 1, 4, 0)
 
-    batched = min(run(C, spec, R, args.steps, rep) for rep in range(args.repeats))
-    looped = min(sum(run(C, spec, 1, args.steps, 1000 * rep + r) for r in range(R)) for rep in range(args.repeats))
+    load_start = os.getloadavg()[0]
+    batched, looped = [], []
+    for rep in range(args.repeats):  # alternate, so that both see the same load
+        batched.append(run(C, spec, R, args.steps, rep))
+        looped.append(sum(run(C, spec, 1, args.steps, 1000 * rep + r) for r in range(R)))
+    batched, looped = min(batched), min(looped)
     ratio = looped / batched
 
     print(f"collapsed sampler (MALA), softmax, L={L}, V={V}, P={P}, {R} chains, "
@@ -66,6 +74,8 @@ def main():
     print(f"{'batched: 1 call, R=64':28s}{batched * 1e3:25.2f} ms{batched / R * 1e6:15.1f} us")
     print(f"{'loop: 64 calls, R=1':28s}{looped * 1e3:25.2f} ms{looped / R * 1e6:15.1f} us")
     print(f"speed-up {ratio:.1f}x (target >= {TARGET:.0f}x): {'PASS' if ratio >= TARGET else 'FAIL'}")
+    print(f"load average (1 min) {load_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
+          f"on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

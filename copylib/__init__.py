@@ -13,12 +13,12 @@ One module per concept:
 * :mod:`copylib.transitions` -- locating and classifying changes across sample sizes;
 * :mod:`copylib.checks` -- executed checks of the chapters' claims, recorded for the validation report;
 * :mod:`copylib.config` -- the default / paper-scale switch;
+* :mod:`copylib.cache` -- the on-disk result cache of expensive experiments;
 * :mod:`copylib.plotting` -- plotting helpers for the chapters;
-* :mod:`copylib.explorers` -- interactive explorers (figures + ipywidgets);
-* :mod:`copylib.checks` -- executed checks of the book's claims, for the validation report.
+* :mod:`copylib.explorers` -- interactive explorers (figures + ipywidgets).
 """
 
-from . import checks, config, explorers, plotting, transitions
+from . import cache, checks, config, explorers, plotting, transitions
 from .checks import Checks
 from .evidence import (
     effective_action,

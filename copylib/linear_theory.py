@@ -74,6 +74,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
+from scipy.optimize.elementwise import find_root
 
 from .model import ModelSpec
 from .statistics import token_moment
@@ -209,6 +210,22 @@ def _action_terms(m, q, r2, P, k: _Const):
     return eps, P / (2 * k.sig2 * V), a1, a2, m + (L - 1) * q, L * m, a1 + eps, a2 + eps
 
 
+def _action_value(m, q, r2, P, k: _Const, version: str):
+    """``S`` alone (broadcast); the value of :func:`_action_grad`."""
+    L, V = k.L, k.V
+    ld = 0.0 if version == "map" else 1.0
+    eps, c, a1, a2, g1, g2, d1, d2 = _action_terms(m, q, r2, P, k)
+    S = (
+        ld * (V * (V - 1) / 2 * np.log1p(a1 / eps) + V / 2 * np.log1p(a2 / eps))
+        - c * ((V - 1) * g1**2 / d1 + g2**2 / d2)
+        + m * m / (2 * k.s_p2) + (L - 1) * q * q / (2 * k.s_c2)
+    )
+    if version == "fluct":
+        rho = r2 / (k.n * k.s_c2)
+        return S + k.n / 2 * (rho - 1 - np.log(rho))
+    return S + r2 / (2 * k.s_c2)
+
+
 def _action_grad(m, q, r2, P, k: _Const, version: str):
     """``S`` and ``dS/dm, dS/dq, dS/dr2`` (all broadcast), r2 held fixed.
 
@@ -244,23 +261,40 @@ def _r2_saddle(m, q, P, k: _Const):
     """Minimiser ``r2*`` of the fluct action at fixed ``(m, q)`` (broadcast arrays).
 
     Grid in ``y = ln rho`` on ``[-40, 0]`` (``y* < 0`` exactly), bracket around the
-    grid minimum, then bisection on ``dS/dy``: accurate to rounding.
+    grid minimum, then the root of ``dS/dy`` in the bracket (Chandrupatla, all points
+    at once; bisection where the bracket has no sign change): accurate to rounding.
     """
     m, q, P = np.broadcast_arrays(m, q, P)
+    shape = m.shape
+    m, q, P = m.reshape(-1), q.reshape(-1), P.reshape(-1)
     scale = k.n * k.s_c2
     Y = _Y_GRID
-    S, *_ = _action_grad(m[..., None], q[..., None], scale * np.exp(Y), P[..., None], k, "fluct")
+    S = _action_value(m[..., None], q[..., None], scale * np.exp(Y), P[..., None], k, "fluct")
     i = np.argmin(S, axis=-1)
     lo = Y[np.clip(i - 1, 0, Y.size - 1)]
     hi = Y[np.clip(i + 1, 0, Y.size - 1)]
-    for _ in range(64):
-        mid = 0.5 * (lo + hi)
-        r2 = scale * np.exp(mid)
-        _, _, _, dr = _action_grad(m, q, r2, P, k, "fluct")
-        up = dr > 0  # minimum lies below mid
-        hi = np.where(up, mid, hi)
-        lo = np.where(up, lo, mid)
-    return scale * np.exp(0.5 * (lo + hi))
+
+    def dS(y, m, q, P):  # has the sign of dS/dy
+        return _action_grad(m, q, scale * np.exp(y), P, k, "fluct")[3]
+
+    y = np.empty(lo.shape)
+    bracketed = (dS(lo, m, q, P) < 0) & (dS(hi, m, q, P) > 0)
+    if bracketed.any():  # the usual case: a sign change of dS/dy around the grid minimum
+        res = find_root(dS, (lo[bracketed], hi[bracketed]), args=(m[bracketed], q[bracketed], P[bracketed]),
+                        tolerances=dict(xatol=1e-15, xrtol=4 * np.finfo(float).eps, fatol=0.0, frtol=0.0))
+        where = np.flatnonzero(bracketed)
+        y[where] = res.x
+        bracketed[where[~res.success]] = False
+    rest = ~bracketed
+    if rest.any():  # a grid end or a zero at a bracket end: bisection towards the sign change
+        lo_r, hi_r, m_r, q_r, P_r = lo[rest], hi[rest], m[rest], q[rest], P[rest]
+        for _ in range(64):
+            mid = 0.5 * (lo_r + hi_r)
+            up = dS(mid, m_r, q_r, P_r) > 0  # minimum lies below mid
+            hi_r = np.where(up, mid, hi_r)
+            lo_r = np.where(up, lo_r, mid)
+        y[rest] = 0.5 * (lo_r + hi_r)
+    return (scale * np.exp(y)).reshape(shape)
 
 
 def _r2_origin(P, k: _Const):
@@ -544,100 +578,176 @@ class MinimumCurve:
     copy_share: np.ndarray
 
 
-class _Objective:
-    """The action in prior-whitened coordinates ``z = (m/s_p, q sqrt(L-1)/s_c[, ln rho])``.
+class _Whitened:
+    """The action in prior-whitened coordinates ``z = (m/s_p, q sqrt(L-1)/s_c[, ln rho])``,
+    for a batch of points ``z (B, d)`` at sample sizes ``P (B,)``.
 
-    ``value_grad_hess(z)`` returns the action, its gradient and its analytic
-    Hessian (chain rule through the four invariants).
+    ``value_grad_hess(z, P)`` returns the action ``(B,)``, its gradient ``(B, d)``
+    and its analytic Hessian ``(B, d, d)`` (chain rule through the four invariants).
     """
 
-    def __init__(self, P: float, k: _Const, version: str):
-        self.P, self.k, self.version = P, k, version
+    def __init__(self, k: _Const, version: str):
+        self.k, self.version = k, version
         self.fl = version == "fluct"
+        self.d = 3 if self.fl else 2
         self.sm = math.sqrt(k.s_p2)
         self.sq = math.sqrt(k.s_c2 / (k.L - 1))
         self.rs = k.n * k.s_c2
 
     def phys(self, z):
-        m, q = z[0] * self.sm, z[1] * self.sq
-        r2 = self.rs * math.exp(z[2]) if self.fl else 0.0
+        m, q = z[:, 0] * self.sm, z[:, 1] * self.sq
+        r2 = self.rs * np.exp(z[:, 2]) if self.fl else np.zeros_like(m)
         return m, q, r2
 
     def zvec(self, m, q, r2):
-        z = [m / self.sm, q / self.sq]
+        cols = [np.asarray(m, dtype=np.float64) / self.sm, np.asarray(q, dtype=np.float64) / self.sq]
         if self.fl:
-            z.append(math.log(r2 / self.rs))
-        return np.asarray(z, dtype=np.float64)
+            cols.append(np.log(np.asarray(r2, dtype=np.float64) / self.rs))
+        return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
-    def value_grad_hess(self, z):
+    def value_grad_hess(self, z, P):
         m, q, r2 = self.phys(z)
-        S, H = _action_hessian(m, q, r2, self.P, self.k, self.version)
-        g = S[1:]
+        S, g, H = _action_hessian(m, q, r2, P, self.k, self.version)
         if self.fl:
-            D = np.array([self.sm, self.sq, r2])
+            D = np.stack([np.full_like(r2, self.sm), np.full_like(r2, self.sq), r2], axis=1)
             grad = D * g
-            hess = D[:, None] * H * D[None, :]
-            hess[2, 2] += r2 * g[2]  # d^2/dy^2 = r2^2 S_rr + r2 S_r
+            hess = D[:, :, None] * H * D[:, None, :]
+            hess[:, 2, 2] += r2 * g[:, 2]  # d^2/dy^2 = r2^2 S_rr + r2 S_r
         else:
             D = np.array([self.sm, self.sq])
-            grad = D * g[:2]
-            hess = D[:, None] * H[:2, :2] * D[None, :]
-        return float(S[0]), grad, hess
-
-    def fun(self, z):
-        return self.value_grad_hess(z)[0]
-
-    def jac(self, z):
-        return self.value_grad_hess(z)[1]
-
-    def hess(self, z):
-        return self.value_grad_hess(z)[2]
+            grad = D * g[:, :2]
+            hess = D[:, None] * H[:, :2, :2] * D[None, :]
+        return S, grad, hess
 
 
-def _action_hessian(m: float, q: float, r2: float, P: float, k: _Const, version: str):
-    """``(S, dS/dm, dS/dq, dS/dr2)`` and the 3x3 Hessian in ``(m, q, r2)`` (scalars)."""
+def _action_hessian(m, q, r2, P, k: _Const, version: str):
+    """``S (B,)``, its gradient ``(B, 3)`` in ``(m, q, r2)`` and the ``(B, 3, 3)`` Hessian."""
     L, V = k.L, k.V
     ld = 0.0 if version == "map" else 1.0
+    m, q, r2, P = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64).reshape(-1) for x in (m, q, r2, P)))
     S, dm, dq, dr = _action_grad(m, q, r2, P, k, version)
     eps, c, a1, a2, g1, g2, d1, d2 = _action_terms(m, q, r2, P, k)
     S_a1 = ld * V * (V - 1) / (2 * d1) + c * (V - 1) * g1**2 / d1**2
     S_a2 = ld * V / (2 * d2) + c * g2**2 / d2**2
     # second derivatives in the invariants (a1, a2, g1, g2)
-    S2 = np.zeros((4, 4))
-    S2[0, 0] = -ld * V * (V - 1) / (2 * d1**2) - 2 * c * (V - 1) * g1**2 / d1**3
-    S2[1, 1] = -ld * V / (2 * d2**2) - 2 * c * g2**2 / d2**3
-    S2[0, 2] = S2[2, 0] = 2 * c * (V - 1) * g1 / d1**2
-    S2[1, 3] = S2[3, 1] = 2 * c * g2 / d2**2
-    S2[2, 2] = -2 * c * (V - 1) / d1
-    S2[3, 3] = -2 * c / d2
-    J = np.array([[2 * m, 2 * (L - 1) * q, 1.0],
-                  [2 * L * m, 0.0, k.cL],
-                  [1.0, L - 1.0, 0.0],
-                  [float(L), 0.0, 0.0]])
-    H = J.T @ S2 @ J
-    H[0, 0] += 2 * S_a1 + 2 * L * S_a2 + 1 / k.s_p2
-    H[1, 1] += 2 * (L - 1) * S_a1 + (L - 1) / k.s_c2
+    S2 = np.zeros(m.shape + (4, 4))
+    S2[:, 0, 0] = -ld * V * (V - 1) / (2 * d1**2) - 2 * c * (V - 1) * g1**2 / d1**3
+    S2[:, 1, 1] = -ld * V / (2 * d2**2) - 2 * c * g2**2 / d2**3
+    S2[:, 0, 2] = S2[:, 2, 0] = 2 * c * (V - 1) * g1 / d1**2
+    S2[:, 1, 3] = S2[:, 3, 1] = 2 * c * g2 / d2**2
+    S2[:, 2, 2] = -2 * c * (V - 1) / d1
+    S2[:, 3, 3] = -2 * c / d2
+    J = np.zeros(m.shape + (4, 3))
+    J[:, 0, 0], J[:, 0, 1], J[:, 0, 2] = 2 * m, 2 * (L - 1) * q, 1.0
+    J[:, 1, 0], J[:, 1, 2] = 2 * L * m, k.cL
+    J[:, 2, 0], J[:, 2, 1] = 1.0, L - 1.0
+    J[:, 3, 0] = float(L)
+    H = np.einsum("bia,bij,bjc->bac", J, S2, J)
+    H[:, 0, 0] += 2 * S_a1 + 2 * L * S_a2 + 1 / k.s_p2
+    H[:, 1, 1] += 2 * (L - 1) * S_a1 + (L - 1) / k.s_c2
     if version == "fluct":
-        H[2, 2] += k.n / (2 * r2**2)
-    return np.array([S, dm, dq, dr], dtype=np.float64), H
+        H[:, 2, 2] += k.n / (2 * r2**2)
+    return S, np.stack([dm, dq, dr], axis=1), H
 
 
-def _descend(obj: _Objective, z0):
-    """Unconstrained trust-region Newton (scipy ``trust-exact``) with the analytic Hessian."""
-    res = optimize.minimize(obj.fun, z0, jac=obj.jac, hess=obj.hess, method="trust-exact",
-                            options=dict(gtol=1e-12, maxiter=500))
-    z = res.x.copy()
-    if z[0] < 0:  # sign symmetry (m, q) -> (-m, -q)
-        z[:2] = -z[:2]
-    return z
+def _trust_region_step(g, H, radius):
+    """Exact solution of ``min g.p + p.H.p/2`` over ``|p| <= radius`` for a batch of small
+    problems (``g (B, d)``, ``H (B, d, d)``), via the eigendecomposition of ``H``.
+
+    Returns ``p (B, d)`` and whether it lies on the boundary. The multiplier
+    ``mu`` of ``(H + mu I) p = -g`` solves ``|p(mu)| = radius`` by safeguarded
+    Newton on ``1/|p| - 1/radius`` (More & Sorensen); in the "hard case"
+    (gradient orthogonal to the lowest eigenvector of an indefinite ``H``) the
+    step is completed along that eigenvector.
+    """
+    lam, U = np.linalg.eigh(H)
+    a = np.einsum("bij,bi->bj", U, g)  # components of g along the eigenvectors
+    lam_min = lam[:, 0]
+    lo = np.maximum(0.0, -lam_min)
+    gn = np.linalg.norm(g, axis=1)
+    hi = lo + gn / radius + np.abs(lam).max(axis=1) + 1e-300
+
+    def norm_p(mu):
+        return np.sqrt(((a / (lam + mu[:, None])) ** 2).sum(1))
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        interior = (lam_min > 0) & (norm_p(np.zeros_like(lam_min)) <= radius)
+        mu = np.where(interior, 0.0, hi)
+        todo = ~interior
+        # |p(mu)| decreases from |p(lo+)| to below radius at hi: Newton from the right is monotone
+        for _ in range(100):
+            if not todo.any():
+                break
+            d = lam[todo] + mu[todo, None]
+            q = (a[todo] / d) ** 2
+            pn = np.sqrt(q.sum(1))
+            dpn = -(q / d).sum(1) / pn  # d|p|/dmu
+            phi = 1 / pn - 1 / radius[todo]
+            dphi = -dpn / pn**2
+            step = phi / dphi
+            new = mu[todo] - step
+            new = np.where(new <= lo[todo], 0.5 * (mu[todo] + lo[todo]), new)
+            done = np.abs(new - mu[todo]) <= 1e-15 * np.maximum(new, 1e-300) + 1e-300
+            mu[todo] = new
+            idx = np.flatnonzero(todo)
+            todo[idx[done]] = False
+        p = -np.einsum("bij,bj->bi", U, a / (lam + mu[:, None]))
+        p = np.where(np.isfinite(p), p, 0.0)
+    pn = np.linalg.norm(p, axis=1)
+    hard = ~interior & (pn < radius * (1 - 1e-8))
+    if hard.any():  # complete the step to the boundary along the lowest eigenvector
+        tau = np.sqrt(np.maximum(radius[hard] ** 2 - pn[hard] ** 2, 0.0))
+        p[hard] += tau[:, None] * U[hard, :, 0]
+    return p, ~interior
 
 
-def _starts(obj: _Objective, hint, H0):
+def _descend_many(obj: _Whitened, z0, P, *, gtol: float = 1e-12, maxiter: int = 500,
+                  radius0: float = 1.0, max_radius: float = 1000.0, eta: float = 0.15):
+    """Trust-region Newton with the exact subproblem (scipy's ``trust-exact`` scheme and
+    constants) for a batch of starts ``z0 (B, d)`` at ``P (B,)``, all iterated together.
+
+    Each start stops on its own when its gradient norm is below ``gtol``, when the
+    model predicts no decrease (precision exhausted) or after ``maxiter`` steps.
+    Returns the end points (with the sign convention ``m >= 0``) and their action.
+    """
+    z = np.array(z0, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    S, g, H = obj.value_grad_hess(z, P)
+    radius = np.full(z.shape[0], radius0)
+    active = np.linalg.norm(g, axis=1) >= gtol
+    for _ in range(maxiter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        p, hits = _trust_region_step(g[idx], H[idx], radius[idx])
+        # as scipy: the model value, then its difference to S, so that the predicted
+        # reduction rounds to zero (and the search stops) once steps fall below S's precision
+        model = S[idx] + np.einsum("bi,bi->b", g[idx], p) + 0.5 * np.einsum("bi,bij,bj->b", p, H[idx], p)
+        predicted = S[idx] - model
+        S_new, g_new, H_new = obj.value_grad_hess(z[idx] + p, P[idx])
+        rho = (S[idx] - S_new) / np.where(predicted > 0, predicted, 1.0)
+        stop = ~(predicted > 0)
+        r = radius[idx]
+        r = np.where(rho < 0.25, 0.25 * r, np.where((rho > 0.75) & hits, np.minimum(2 * r, max_radius), r))
+        radius[idx] = r
+        take = (rho > eta) & ~stop & np.isfinite(S_new)
+        t = idx[take]
+        z[t] += p[take]
+        S[t], g[t], H[t] = S_new[take], g_new[take], H_new[take]
+        active[idx[stop]] = False
+        active[t] = np.linalg.norm(g[t], axis=1) >= gtol
+    flip = z[:, 0] < 0  # sign symmetry (m, q) -> (-m, -q)
+    z[flip, :2] = -z[flip, :2]
+    return z, S
+
+
+def _starts(obj: _Whitened, r2_0: float, hint, H0):
+    """Pooling-like, copy-like and mixed starts, the unstable direction of the origin (if
+    any) and the hint; ``r2_0``: the transverse saddle at the origin (fluct) or 0."""
     k = obj.k
     L, V = k.L, k.V
     c_copy = (V * k.sigma_G**2 / (k.omega * L**3)) ** 0.25
     phys = [(0.05, 0.0), (0.5, 0.005), (1.5, 0.01), (c_copy, c_copy), (3 * c_copy, 0.7 * c_copy)]
-    r2_0 = float(_r2_origin(np.asarray(obj.P), k)) if obj.fl else 0.0
     zs = [obj.zvec(m, q, r2_0) for m, q in phys]
     w, U = np.linalg.eigh(H0)
     if w[0] < 0:
@@ -651,30 +761,53 @@ def _starts(obj: _Objective, hint, H0):
     return zs
 
 
+def _minimise_many(Ps, k: _Const, version: str, hints=None, standard: bool = True) -> list:
+    """Global minimum (:class:`ActionMinimum`) at each ``P`` of ``Ps``: the multi-start search of
+    :func:`action_minimum`, with the starts of all ``P`` descended together.
+
+    hints : optional list (one per ``P``) of lists of extra ``(m, q, r2)`` starts;
+    standard : whether to use the standard starts too (False: the hints only).
+    """
+    obj = _Whitened(k, version)
+    Ps = [float(P) for P in Ps]
+    Pa = np.asarray(Ps)
+    r2_origin = _r2_origin(Pa, k) if obj.fl else np.zeros(Pa.size)
+    S_origin = _action_grad(0.0, 0.0, r2_origin, Pa, k, version)[0]
+    H_mm, H_qq, H_mq = np.broadcast_arrays(*_origin_hessian(Pa, k, version))
+    zs, owner, origin = [], [], []
+    for i, P in enumerate(Ps):
+        H0 = np.array([[H_mm[i] * k.s_p2, H_mq[i] * obj.sm * obj.sq],
+                       [H_mq[i] * obj.sm * obj.sq, H_qq[i] * obj.sq**2]])
+        r2_0 = float(r2_origin[i])
+        starts = _starts(obj, r2_0, None, H0) if standard else []
+        for hint in (hints[i] if hints is not None else []):
+            starts = _starts(obj, r2_0, hint, H0)[:1] + starts if hint[0] > 0 else starts
+        zs += starts
+        owner += [i] * len(starts)
+        origin.append((np.linalg.eigvalsh(H0)[0] > 0, r2_0, float(S_origin[i])))
+    owner = np.asarray(owner)
+    z, f = _descend_many(obj, np.asarray(zs), np.asarray(Ps)[owner])
+    out = []
+    for i, P in enumerate(Ps):
+        mine = np.flatnonzero(owner == i)
+        j = mine[np.argmin(f[mine])]  # the first of equal values, as a sequential search keeps
+        origin_stable, r2_0, S0 = origin[i]
+        tol = 1e-12 * max(1.0, abs(S0))
+        if z[j, 0] <= 1e-300 or (origin_stable and f[j] >= S0 - tol):
+            m = q = 0.0
+            r2, fj, gn = r2_0, S0, 0.0
+        else:
+            m, q, r2 = (float(t[0]) for t in obj.phys(z[j:j + 1]))
+            fj = float(f[j])
+            gn = float(np.linalg.norm(obj.value_grad_hess(z[j:j + 1], np.array([P]))[1]))
+        loss = float(predicted_test_loss(m, q, P, _spec_from(k), r2=r2))
+        out.append(ActionMinimum(P=P, version=version, m=float(m), q=float(q), r2=float(r2), action=float(fj),
+                                 test_loss=loss, grad_norm=gn))
+    return out
+
+
 def _minimise(P: float, k: _Const, version: str, hint=None) -> ActionMinimum:
-    obj = _Objective(P, k, version)
-    H_mm, H_qq, H_mq = _origin_hessian(np.asarray(P), k, version)
-    H0 = np.array([[H_mm * k.s_p2, H_mq * obj.sm * obj.sq], [H_mq * obj.sm * obj.sq, H_qq * obj.sq**2]])
-    origin_stable = np.linalg.eigvalsh(H0)[0] > 0
-    r2_0 = float(_r2_origin(np.asarray(P), k)) if obj.fl else 0.0
-    S0 = float(_action_grad(0.0, 0.0, r2_0, P, k, version)[0])
-    best = None
-    for z0 in _starts(obj, hint, H0):
-        z = _descend(obj, z0)
-        f = obj.fun(z)
-        if best is None or f < best[1]:
-            best = (z, f)
-    z, f = best
-    tol = 1e-12 * max(1.0, abs(S0))
-    if z[0] <= 1e-300 or (origin_stable and f >= S0 - tol):
-        m = q = 0.0
-        r2, f, gn = r2_0, S0, 0.0
-    else:
-        m, q, r2 = obj.phys(z)
-        gn = float(np.linalg.norm(obj.jac(z)))
-    loss = float(predicted_test_loss(m, q, P, _spec_from(k), r2=r2))
-    return ActionMinimum(P=P, version=version, m=float(m), q=float(q), r2=float(r2), action=float(f),
-                         test_loss=loss, grad_norm=gn)
+    return _minimise_many([P], k, version, None if hint is None else [[hint]])[0]
 
 
 def _spec_from(k: _Const) -> ModelSpec:
@@ -720,12 +853,21 @@ def minimum_curve(P_grid, spec: ModelSpec, version: str = "mean_field") -> Minim
     if Pg.ndim != 1 or Pg.size == 0:
         raise ValueError(f"P_grid must be a non-empty 1-d array, got shape {Pg.shape}")
     k = _const(spec)
+    order = np.argsort(Pg, kind="stable")
+    first = _minimise_many(Pg[order], k, version)
+    # second pass: each P also starts from its neighbours' minima (the warm start of a
+    # sequential scan, from both sides); the lower end point wins
+    hints = [[(r.m, r.q, r.r2) for r in (first[j - 1] if j > 0 else None, first[j + 1] if j + 1 < len(first) else None)
+              if r is not None and r.m > 0] for j in range(len(first))]
+    redo = [j for j, h in enumerate(hints) if h]
     out = [None] * Pg.size
-    hint = None
-    for i in np.argsort(Pg, kind="stable"):
-        r = _minimise(float(Pg[i]), k, version, hint)
-        out[i] = r
-        hint = (r.m, r.q, r.r2) if r.m > 0 else None
+    for j, r in enumerate(first):
+        out[order[j]] = r
+    if redo:
+        second = _minimise_many(Pg[order][redo], k, version, [hints[j] for j in redo], standard=False)
+        for j, r in zip(redo, second):
+            if r.action < first[j].action:
+                out[order[j]] = r
     m = np.array([r.m for r in out])
     q = np.array([r.q for r in out])
     return MinimumCurve(

@@ -92,12 +92,14 @@ through :func:`row_noise` and :func:`transverse_average`, which take a
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.optimize.elementwise import find_root
 from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
@@ -133,7 +135,7 @@ VERSIONS = ("bayes", "map", "energy", "fluct")
 
 _DEFAULT_DELTA_MAX = 20.0
 _DEFAULT_N_GRID = 4001
-_CHUNK = 1 << 21  # max elements (Delta points x noise draws) per block
+_CHUNK = 1 << 16  # elements (Delta points x noise draws) per block: 512 kB arrays stay in cache
 
 
 # --------------------------------------------------------------------------
@@ -381,6 +383,36 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
     return out
 
 
+# Row averages on a Delta grid depend only on the rows and the grid, not on P or the
+# version's constants, and with the fluct noise (8192 draws x 4001 points) they are
+# the dominant cost of every minimisation. They are kept for the last few
+# (rows, grid, order) combinations, keyed on the rows' bytes, so that a chapter that
+# calls action_minima / order_parameter_curve / first_order_point many times with
+# the same noise computes them once.
+_GRID_CACHE: dict = {}
+_GRID_CACHE_SIZE = 8
+
+
+def _grid_key(x: np.ndarray, rows: RowNoise) -> tuple:
+    return (hashlib.sha1(rows.shift.tobytes() + rows.rho.tobytes()).hexdigest(), rows.shift.size,
+            float(x[0]), float(x[-1]), x.size)
+
+
+def _grid_averages(x: np.ndarray, rows: RowNoise, order: int, key: tuple):
+    hit = _GRID_CACHE.get(key)
+    if hit is not None and hit[0] >= order:
+        _GRID_CACHE[key] = _GRID_CACHE.pop(key)  # most recently used last
+        return hit[1], hit[2]
+    cs, a2s = _row_averages(x, rows, order)
+    for t in (*cs, *a2s):
+        t.setflags(write=False)
+    _GRID_CACHE.pop(key, None)
+    _GRID_CACHE[key] = (order, cs, a2s)
+    while len(_GRID_CACHE) > _GRID_CACHE_SIZE:
+        _GRID_CACHE.pop(next(iter(_GRID_CACHE)))
+    return cs, a2s
+
+
 class _DeltaGrid:
     """A uniform grid on ``[0, Delta_max]`` with the row averages precomputed (they do not depend on P)."""
 
@@ -389,7 +421,8 @@ class _DeltaGrid:
         n_grid = check_int("n_grid", n_grid, 11)
         self.x = np.linspace(0.0, Delta_max, n_grid)
         self.spec, self.version, self.noise = spec, version, noise
-        self._cs, self._a2s = _row_averages(self.x, _rows_for(version, spec, noise), 2)
+        self.rows = _rows_for(version, spec, noise)
+        self.key = _grid_key(self.x, self.rows)
 
     def __getitem__(self, i):
         return self.x[i]
@@ -398,7 +431,10 @@ class _DeltaGrid:
         return self.x.size
 
     def parts(self, P, order):
-        return _action_from_averages(self.x, P, self._cs, self._a2s, self.spec, self.version, order)
+        """``F`` and its derivatives up to ``order`` on the grid; ``P`` a float, or ``(n_P, 1)``
+        for all of them at once (then each part is ``(n_P, n_grid)``)."""
+        cs, a2s = _grid_averages(self.x, self.rows, order, self.key)
+        return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order)
 
 
 def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: RowNoise | None = None):
@@ -531,22 +567,58 @@ def state_loss(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: RowN
 
 def _minima(P, spec, version, noise, grid):
     """Local minima of F on [0, grid[-1]]: sign changes of F' (- to +) refined by brentq."""
-    _, Fp = grid.parts(P, 1)
+    return _minima_many(np.array([P], dtype=np.float64), spec, version, noise, grid)[0]
 
-    def fp(d):
-        return float(_action_parts(np.asarray(d), P, spec, version, noise, 1)[1])
 
-    mins = []
-    if Fp[0] >= 0:  # boundary minimum at Delta = 0
-        mins.append(0.0)
-    idx = np.flatnonzero((Fp[:-1] < 0) & (Fp[1:] >= 0))
-    for i in idx:
-        mins.append(brentq(fp, grid[i], grid[i + 1], xtol=1e-14, rtol=4 * np.finfo(float).eps))
-    if Fp[-1] < 0:
-        mins.append(float(grid[-1]))  # boundary minimum at Delta_max (raise Delta_max)
-    mins = np.asarray(mins)
-    F = _action_parts(mins, P, spec, version, noise, 0)[0] if mins.size else np.empty(0)
-    return mins, F
+_P_BLOCK = 64  # sample sizes per block of grid evaluations (n_P x n_grid arrays)
+
+
+def _minima_many(Ps, spec, version, noise, grid):
+    """:func:`_minima` at every ``P`` of ``Ps``, with one vectorised root search for all of them.
+
+    The brackets are the sign changes of ``F'`` on the grid (exactly as for one
+    ``P``); all of them are refined together by Chandrupatla's method
+    (``scipy.optimize.elementwise.find_root``), to the same tolerance as brentq
+    (``1e-14`` absolute, ``4 eps`` relative in ``Delta``).
+    """
+    x = grid.x
+    lo, P_of, owner, fixed = [], [], [], []  # brackets to refine; roots known exactly
+    for start in range(0, Ps.size, _P_BLOCK):
+        block = Ps[start:start + _P_BLOCK]
+        _, Fp = grid.parts(block[:, None], 1)
+        for j, row in enumerate(Fp):
+            i_P = start + j
+            if row[0] >= 0:  # boundary minimum at Delta = 0
+                fixed.append((i_P, 0.0))
+            for i in np.flatnonzero((row[:-1] < 0) & (row[1:] >= 0)):
+                if row[i + 1] == 0:  # the grid point is the root
+                    fixed.append((i_P, float(x[i + 1])))
+                else:
+                    lo.append(i)
+                    P_of.append(block[j])
+                    owner.append(i_P)
+            if row[-1] < 0:
+                fixed.append((i_P, float(x[-1])))  # boundary minimum at Delta_max (raise Delta_max)
+    roots = [(i_P, d) for i_P, d in fixed]
+    if lo:
+        lo = np.asarray(lo)
+        P_of = np.asarray(P_of)
+
+        def fp(d, P):
+            return _action_parts(d, P, spec, version, noise, 1)[1]
+
+        res = find_root(fp, (x[lo], x[lo + 1]), args=(P_of,),
+                        tolerances=dict(xatol=1e-14, xrtol=4 * np.finfo(float).eps, fatol=0.0, frtol=0.0))
+        if not np.all(res.success):  # pragma: no cover - a valid bracket always converges
+            raise RuntimeError("root refinement of the action's minima did not converge")
+        roots += list(zip(owner, res.x.tolist()))
+    if not roots:
+        return [(np.empty(0), np.empty(0)) for _ in Ps]
+    roots.sort()  # by P index, then by Delta
+    who = np.array([k for k, _ in roots])
+    D = np.array([d for _, d in roots], dtype=np.float64)
+    F = _action_parts(D, Ps[who], spec, version, noise, 0)[0]
+    return [(D[who == i], F[who == i]) for i in range(Ps.size)]
 
 
 def action_minima(P, spec: ModelSpec, version: str = "bayes", *, noise: RowNoise | None = None,
@@ -820,8 +892,7 @@ def order_parameter_curve(P_grid, spec: ModelSpec, version: str = "bayes", *, no
         raise ValueError(f"P_grid must be a non-empty 1-d array, got shape {P_grid.shape}")
     grid = _DeltaGrid(Delta_max, n_grid, spec, version, noise)
     D, F, n = [], [], []
-    for P in P_grid:
-        mins, vals = _minima(float(P), spec, version, noise, grid)
+    for mins, vals in _minima_many(P_grid.astype(np.float64), spec, version, noise, grid):
         j = int(np.argmin(vals))
         D.append(mins[j])
         F.append(vals[j])

@@ -136,3 +136,100 @@ def token_moment(M, V: int):
     ones = torch.ones(V, V, dtype=M.dtype)
     E = (tr / V)[..., None, None] * eye + ((tot - tr) / V**2)[..., None, None] * ones
     return _back(as_numpy, E)
+
+
+# --------------------------------------------------------------------------
+# the readout moments of R attention matrices and their backward pass, without autograd
+# --------------------------------------------------------------------------
+
+
+def _repeat_block(C: torch.Tensor) -> int:
+    """The ``k`` such that the runs of ``C (R, ...)`` come in consecutive blocks of ``k``
+    identical data sets (1 if they do not)."""
+    R = C.shape[0]
+    k = 1
+    while k < R and torch.equal(C[k], C[0]):
+        k += 1
+    if R % k or not all(torch.equal(C[i], C[i - i % k]) for i in range(R)):
+        return 1
+    return k
+
+
+class _MomentProducts:
+    """``K = Phi^T Phi``, ``B = Phi^T Y`` of ``R`` attention matrices, and the backward
+    pass from ``(dK, dB)`` to ``dA``, for the samplers and Adam (float64, no checks).
+
+    ``K = sum_lm M1_lm C[l, m]`` with ``M1 = A^T A`` and ``B`` likewise with
+    ``M2 = A^T T``: one batched product ``(R, 2, L^2) x (R, L^2, V^2)`` with the
+    flattened co-occurrence tensor. Backwards, with ``D_k = sum_ab (dK or dB)_ab
+    C[:, :, a, b]`` (one product ``(R, 2, V^2) x (R, V^2, L^2)``),
+
+        dA = A (D_1 + D_1^T) + T D_2^T.
+
+    At ``L = 32`` these two products cost the time it takes to read ``C``, so runs
+    that share a data set (restarts, chains on one data set, an unbatched ``C``)
+    are found once here and read ``C`` once for all of them. The target ``T`` is
+    the shift of the copy task, applied by slicing: ``(A^T T)[l, m] = A[m + 1, l]``
+    and ``(T X)[i, l] = X[i - 1, l]`` (without the wrap-around the last column /
+    first row is zero).
+
+    C : tensor ``(L, L, V, V)`` (shared by all runs) or ``(R, L, L, V, V)``.
+    """
+
+    def __init__(self, C: torch.Tensor, R: int, cyclic: bool):
+        L, V = C.shape[-3], C.shape[-1]
+        self.R, self.L, self.V, self.cyclic = R, L, V, cyclic
+        if C.ndim == 4:
+            k, Cu = R, C[None]
+        else:
+            k = _repeat_block(C)
+            Cu = C[::k]
+        self.k, self.n_data = k, R // k
+        self.Cf = Cu.reshape(self.n_data, L * L, V * V)
+        self.CfT = self.Cf.transpose(1, 2).contiguous()  # the backward product reads it row by row
+        # work buffers reused at every call; M[:, 1, :, L-1] stays 0 without the wrap-around
+        self.M = torch.zeros(R, 2, L, L, dtype=C.dtype)
+        self.AtA = torch.empty(R, L, L, dtype=C.dtype)
+        self.N = torch.empty(R, 2, V, V, dtype=C.dtype)
+
+    def moments(self, A: torch.Tensor):
+        """``K, B`` (each ``(R, V, V)``) of the attention matrices ``A (R, L, L)``."""
+        R, L, V, M = self.R, self.L, self.V, self.M
+        torch.bmm(A.transpose(1, 2), A, out=self.AtA)
+        M[:, 0].copy_(self.AtA)
+        M[:, 1, :, : L - 1].copy_(A[:, 1:].transpose(1, 2))
+        if self.cyclic:
+            M[:, 1, :, L - 1].copy_(A[:, 0])
+        # as (V^2 x L^2)(L^2 x 2k), not (2k x L^2)(L^2 x V^2): BLAS is about twice as fast
+        # with the long L^2 axis contiguous in both operands and the narrow V^2 one outside
+        KBt = torch.bmm(self.CfT, M.view(self.n_data, 2 * self.k, L * L).transpose(1, 2))
+        KB = KBt.transpose(1, 2).reshape(R, 2, V, V)
+        return KB[:, 0], KB[:, 1]
+
+    def backward(self, A: torch.Tensor, dK: torch.Tensor, dB: torch.Tensor) -> torch.Tensor:
+        """``dA (R, L, L)`` from ``dK, dB`` (the derivatives of a scalar by ``K`` and ``B``).
+
+        ``dK`` must be symmetric (as the derivative of a function of the symmetric ``K``
+        is): then ``D_1`` is symmetric too (``C[l, m, a, b] = C[m, l, b, a]``) and
+        ``A (D_1 + D_1^T) = 2 A D_1``.
+        """
+        R, L, V, N = self.R, self.L, self.V, self.N
+        N[:, 0].copy_(dK)
+        N[:, 1].copy_(dB)
+        Dm = torch.bmm(N.view(self.n_data, 2 * self.k, V * V), self.CfT).view(R, 2, L, L)
+        D1, D2 = Dm[:, 0], Dm[:, 1]
+        dA = torch.empty(R, L, L, dtype=A.dtype)
+        dA[:, 1:] = D2[:, :, : L - 1].transpose(1, 2)
+        if self.cyclic:
+            dA[:, 0] = D2[:, :, L - 1]
+        else:
+            dA[:, 0] = 0.0
+        return dA.baddbmm_(A, D1, alpha=2.0)
+
+
+def _logit_backward(A: torch.Tensor, dA: torch.Tensor, kind: str) -> torch.Tensor:
+    """``dG`` from ``dA`` through ``A = softmax_row(G)`` or ``A = G / L`` (overwrites ``dA``)."""
+    if kind == "softmax":
+        dA -= (dA * A).sum(-1, keepdim=True)
+        return dA.mul_(A)
+    return dA.div_(A.shape[-1])

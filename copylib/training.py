@@ -20,6 +20,7 @@ filter"). :func:`map_sweep` does the same.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,7 @@ import torch
 from ._validation import check_generator, check_int, check_positive, check_shape
 from .losses import empirical_loss, expected_loss
 from .model import ModelSpec, attention, attention_logits, prior_energy
-from .statistics import cooccurrence, sum_squared_error, target_energy
+from .statistics import _logit_backward, _MomentProducts, cooccurrence, sum_squared_error, target_energy
 from .task import copy_task
 
 
@@ -63,12 +64,16 @@ def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
     return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
 
 
-def _random_init(init_scale, spec: ModelSpec, R: int, generator) -> tuple:
-    check_generator("generator", generator, "torch")
+def _init_scales(init_scale, R: int) -> np.ndarray:
     scale = np.broadcast_to(np.asarray(init_scale, dtype=np.float64), (R,))
     if not (np.isfinite(scale).all() and (scale > 0).all()):
         raise ValueError("init_scale must be finite and > 0")
-    scale = torch.as_tensor(scale.copy())
+    return scale.copy()
+
+
+def _random_init(init_scale, spec: ModelSpec, R: int, generator) -> tuple:
+    check_generator("generator", generator, "torch")
+    scale = torch.as_tensor(_init_scales(init_scale, R))
     L, V = spec.L, spec.V
     g = scale[:, None, None] * torch.randn(R, L, L, generator=generator, dtype=torch.float64)
     b = scale * torch.randn(R, generator=generator, dtype=torch.float64)
@@ -91,6 +96,87 @@ def _given_init(init, spec: ModelSpec, R: int) -> tuple:
     return tuple(out)
 
 
+class _Objective:
+    """``U`` and its exact gradient for ``R`` runs in one flat state, without autograd.
+
+    A training step is a few dozen small tensor operations; autograd's graph
+    bookkeeping and the general einsum path cost more than the arithmetic at
+    these sizes (``L = 32``, ``R ~ 50``), so the gradient of :func:`map_objective`
+    is written out (checked against autograd in the tests). With ``K, B`` the
+    readout moments (:class:`copylib.statistics._MomentProducts`):
+
+        dU/dW = ((K + K^T) W - 2 B) / (2 sigma^2) + W / omega,
+        dU/dK = W W^T / (2 sigma^2),   dU/dB = -W / sigma^2,
+
+    then back through ``A`` to the logits, plus the prior terms ``g / sigma_G^2``
+    and ``b / sigma_b^2``.
+
+    C : ``(R, L, L, V, V)``, or ``(L, L, V, V)`` shared by ``R`` runs.
+    """
+
+    def __init__(self, C: torch.Tensor, spec: ModelSpec, R: int | None = None):
+        R = C.shape[0] if R is None else R
+        L, V = spec.L, spec.V
+        self.spec, self.R, self.L, self.V = spec, R, L, V
+        self.products = _MomentProducts(C, R, spec.cyclic)
+        y2 = target_energy(C, torch.as_tensor(spec.target))
+        self.y2 = y2.expand(R) if y2.ndim == 0 else y2
+        self.D = L * L + 1 + V * V
+
+    def split(self, x: torch.Tensor):
+        """Views ``g (R, L, L), b (R,), W (R, V, V)`` of the flat state ``x (R, D)``."""
+        L, V = self.L, self.V
+        return x[:, : L * L].view(-1, L, L), x[:, L * L], x[:, L * L + 1:].view(-1, V, V)
+
+    def attention(self, g, b):
+        """Attention of the state's logits (no argument checks: the state is ours)."""
+        G = g + b[:, None, None]
+        return torch.softmax(G, dim=-1) if self.spec.kind == "softmax" else G / self.L
+
+    def gradient(self, x: torch.Tensor, grad: torch.Tensor, value: bool = False):
+        """Write ``dU/dx`` at the flat state ``x`` into ``grad`` (same shape).
+
+        Returns ``U (R,)`` if ``value``, else None (Adam does not need it).
+        """
+        return self.value_and_grad(*self.split(x), out=self.split(grad), value=value)[0]
+
+    def value_and_grad(self, g, b, W, out=None, value: bool = True):
+        """``(U, (dg, db, dW))`` at ``g (R, L, L), b (R,), W (R, V, V)``; the gradients are
+        written into ``out`` if given (else new tensors); ``U`` is None unless ``value``."""
+        spec = self.spec
+        s2 = spec.sigma_sq
+        A = self.attention(g, b)
+        K, B = self.products.moments(A)
+        dg, db, dW = out if out is not None else (torch.empty_like(g), torch.empty_like(b), torch.empty_like(W))
+        KW2 = torch.bmm(K + K.transpose(1, 2), W)
+        U = None
+        if value:
+            sse = 0.5 * (W * KW2).sum((1, 2)) - 2 * (W * B).sum((1, 2)) + self.y2
+            U = (sse / (2 * s2) + (g * g).sum((1, 2)) / (2 * spec.sigma_G**2) + b * b / (2 * spec.sigma_b**2)
+                 + (W * W).sum((1, 2)) / (2 * spec.omega))
+        torch.add(KW2 - 2 * B, W, alpha=2 * s2 / spec.omega, out=dW)
+        dW.mul_(0.5 / s2)
+        dA = self.products.backward(A, torch.bmm(W, W.transpose(1, 2)).mul_(0.5 / s2), W / (-s2))
+        dG = _logit_backward(A, dA, spec.kind)
+        torch.add(dG, g, alpha=1.0 / spec.sigma_G**2, out=dg)
+        torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2, out=db)
+        return U, (dg, db, dW)
+
+
+def _adam_step(x, grad, m, v, step: int, lr: float, betas=(0.9, 0.999), eps: float = 1e-8) -> None:
+    """One Adam update of ``x`` in place, the same arithmetic as ``torch.optim.Adam``
+    (single-tensor path, no weight decay, no amsgrad), so that it gives bit-identical
+    updates for identical gradients (tested); one call for all parameters."""
+    beta1, beta2 = betas
+    m.lerp_(grad, 1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    step_size = lr / bias_correction1
+    denom = (v.sqrt() / bias_correction2**0.5).add_(eps)
+    x.addcdiv_(m, denom, value=-step_size)
+
+
 def train_map(
     C,
     spec: ModelSpec,
@@ -102,6 +188,7 @@ def train_map(
     lr: float = 0.05,
     lr_final: float = 1e-3,
     n_records: int = 40,
+    cache: bool = False,
 ) -> TrainingResult:
     """Minimise ``U`` with Adam for ``R`` runs at once.
 
@@ -124,6 +211,11 @@ def train_map(
         Learning rate, decayed geometrically from ``lr`` to ``lr_final``.
     n_records : int >= 1
         Number of (evenly spaced) points of the recorded loss curves.
+    cache : bool
+        Keep the result in the result cache (:mod:`copylib.cache`), keyed on ``C``,
+        ``spec``, the initial state (the given one, or the generator's state and
+        ``init_scale``), the other arguments and copylib's source. On a hit the
+        generator is set to the state training would have left it in.
     """
     n_steps = check_int("n_steps", n_steps, 1)
     n_records = check_int("n_records", n_records, 1)
@@ -135,36 +227,72 @@ def train_map(
     if not torch.isfinite(C).all():
         raise ValueError("C must contain only finite values")
     R = C.shape[0]
-    g, b, W = (_given_init(init, spec, R) if init is not None
-               else _random_init(init_scale, spec, R, generator))
-    g, b, W = g.requires_grad_(), b.requires_grad_(), W.requires_grad_()
-    T = torch.as_tensor(spec.target)
-    y2 = target_energy(C, T)
+    if init is not None:
+        init = dict(zip(("g", "b", "W"), _given_init(init, spec, R)))
+    else:
+        check_generator("generator", generator, "torch")
+        init_scale = _init_scales(init_scale, R)
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
 
-    opt = torch.optim.Adam([g, b, W], lr=lr)
-    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=(lr_final / lr) ** (1.0 / n_steps))
+    def compute():
+        res = _train(C, spec, generator, init, init_scale, n_steps, lr, lr_final, n_records)
+        out = dataclasses.asdict(res)
+        if init is None:
+            out["generator_state"] = generator.get_state().numpy().copy()
+        return out
+
+    if not cache:
+        out = compute()
+    else:
+        from .cache import cached
+
+        params = {"C": C.numpy(), "spec": spec, "init": init, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
+                  "n_records": n_records}
+        if init is None:
+            params.update(generator_state=generator.get_state().numpy(), init_scale=init_scale)
+        out = cached(compute, params, name="train_map")
+        if init is None:  # consume the generator exactly as training does
+            generator.set_state(torch.from_numpy(np.array(out["generator_state"], dtype=np.uint8)))
+    return TrainingResult(**{f.name: out[f.name] for f in dataclasses.fields(TrainingResult)})
+
+
+def _train(C, spec, generator, init, init_scale, n_steps, lr, lr_final, n_records) -> TrainingResult:
+    """The body of :func:`train_map` (arguments already checked)."""
+    R = C.shape[0]
+    g, b, W = ((init["g"], init["b"], init["W"]) if init is not None
+               else _random_init(init_scale, spec, R, generator))
+    T = torch.as_tensor(spec.target)
+    objective_fn = _Objective(C, spec)
+    # all parameters of all runs in one flat state: Adam is elementwise, so one
+    # update of the concatenation equals separate updates of g, b and W
+    x = torch.cat([g.reshape(R, -1), b[:, None], W.reshape(R, -1)], dim=1)
+    grad = torch.empty_like(x)
+    m, v = torch.zeros_like(x), torch.zeros_like(x)
+    g, b, W = objective_fn.split(x)
+
+    # ExponentialLR: lr_t = lr * gamma^t, accumulated by repeated multiplication as torch does
+    gamma = (lr_final / lr) ** (1.0 / n_steps)
     record_at = set(np.unique(np.linspace(0, n_steps, n_records).round().astype(int)).tolist())
     steps, train_curve, test_curve = [], [], []
 
     def record(step):
-        with torch.no_grad():
-            A = attention(attention_logits(g, b), spec.kind)
-            steps.append(step)
-            train_curve.append(empirical_loss(A, W, C, T).numpy().copy())
-            test_curve.append(expected_loss(A, W, T).numpy().copy())
+        A = objective_fn.attention(g, b)
+        steps.append(step)
+        train_curve.append(empirical_loss(A, W, C, T).numpy().copy())
+        test_curve.append(expected_loss(A, W, T).numpy().copy())
 
-    for step in range(n_steps):
-        if step in record_at:
-            record(step)
-        opt.zero_grad()
-        map_objective(g, b, W, C, spec, y2=y2).sum().backward()
-        opt.step()
-        sched.step()
-    record(n_steps)
-
+    lr_t = lr
     with torch.no_grad():
+        for step in range(n_steps):
+            if step in record_at:
+                record(step)
+            objective_fn.gradient(x, grad)
+            _adam_step(x, grad, m, v, step + 1, lr_t)
+            lr_t = lr_t * gamma
+        record(n_steps)
         objective = map_objective(g, b, W, C, spec)
-        A = attention(attention_logits(g, b), spec.kind)
+        A = objective_fn.attention(g, b)
     if not torch.isfinite(objective).all():
         raise FloatingPointError("Adam diverged (non-finite objective); lower lr")
     return TrainingResult(
@@ -172,9 +300,9 @@ def train_map(
         train_loss=np.stack(train_curve, axis=1),
         test_loss=np.stack(test_curve, axis=1),
         objective=objective.numpy(),
-        g=g.detach().numpy(),
-        b=b.detach().numpy(),
-        W=W.detach().numpy(),
+        g=g.numpy().copy(),
+        b=b.numpy().copy(),
+        W=W.numpy().copy(),
         A=A.numpy(),
     )
 

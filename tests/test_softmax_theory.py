@@ -181,6 +181,46 @@ def test_minima_are_minima(version):
             assert Fp > f and Fm > f
 
 
+@pytest.mark.parametrize("version", ["bayes", "fluct"])
+def test_curve_finds_the_minima_of_action_minima_at_every_P(version, noise):
+    """order_parameter_curve refines all P's brackets in one vectorised root search; each
+    P's global minimum is the lowest of action_minima's local minima (found one P at a
+    time), the roots are zeros of F' to the root-finder's tolerance, and n_minima agrees."""
+    nz = noise if version == "fluct" else None
+    P_grid = np.array([5.0, 150.0, 330.0, 341.0, 345.0, 381.0, 700.0, 3000.0])
+    curve = order_parameter_curve(P_grid, SPEC, version, noise=nz)
+    for i, P in enumerate(P_grid):
+        D, F = action_minima(P, SPEC, version, noise=nz)
+        assert curve.n_minima[i] == D.size
+        assert curve.Delta[i] == pytest.approx(D[np.argmin(F)], abs=1e-12)
+        assert curve.action[i] == pytest.approx(F.min(), rel=1e-13)
+        if curve.Delta[i] > 0:
+            _, Fp, Fpp = reduced_action_derivatives(curve.Delta[i], P, SPEC, version=version, noise=nz)
+            assert abs(Fp) < 1e-12 * max(1.0, Fpp)  # |F'| <= F'' * (Delta tolerance)
+
+
+def test_grid_tables_are_cached_per_noise_and_read_only(noise):
+    """The Delta-grid row averages are memoised on the rows' values: another noise sample
+    gets its own table, the stored tables cannot be modified, and the store is bounded."""
+    from copylib import softmax_theory as st
+
+    st._GRID_CACHE.clear()
+    other = row_noise(SPEC, np.random.default_rng(1), n_draws=1024)
+    g1 = st._DeltaGrid(20.0, 401, SPEC, "fluct", noise)
+    g2 = st._DeltaGrid(20.0, 401, SPEC, "fluct", other)
+    F1, F2 = g1.parts(500.0, 1)[1], g2.parts(500.0, 1)[1]
+    assert not np.array_equal(F1, F2) and len(st._GRID_CACHE) == 2
+    cs, _ = st._grid_averages(g1.x, g1.rows, 1, g1.key)
+    with pytest.raises(ValueError, match="read-only"):
+        cs[0][0] = 1.0
+    np.testing.assert_array_equal(st._DeltaGrid(20.0, 401, SPEC, "fluct", noise).parts(500.0, 1)[1], F1)
+    fresh = st._row_averages(g1.x, g1.rows, 1)
+    np.testing.assert_array_equal(cs[1], fresh[0][1])  # the stored table is the computed one
+    for n in range(12, 3, -1):
+        st._DeltaGrid(20.0, 101 + n, SPEC, "bayes", None).parts(500.0, 0)
+    assert len(st._GRID_CACHE) == st._GRID_CACHE_SIZE
+
+
 def test_branches_equal_at_p3_and_spinodals(p3_bayes):
     r = p3_bayes
     sp = r.spinodals

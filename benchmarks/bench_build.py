@@ -1,0 +1,237 @@
+"""Benchmark: execution time of every chapter, against the 5-minute budget of a clean build.
+
+Run from the repository root::
+
+    python benchmarks/bench_build.py                     # every chapter of _toc.yml, once
+    python benchmarks/bench_build.py --baseline HEAD~3   # side by side with an older revision
+    python benchmarks/bench_build.py --full-build        # also a clean `jupyter-book build`
+
+Each chapter is executed the way ``tests/test_chapters.py`` and the book build
+execute it: read with jupytext, run by nbclient in a fresh ``python3`` kernel
+with the chapter's directory as working directory. The kernel imports
+``copylib`` from this checkout (``PYTHONPATH`` is set to the repository root,
+so an editable install of another checkout cannot interfere).
+
+Printed: a table of the wall time of each chapter, its share of the total, and
+the total against the 5-minute budget as a ratio (``total / 300 s``; PASS when
+below 1). ``--cells N`` adds the N slowest cells of each chapter (from
+nbclient's execution timestamps), which is where to look when profiling.
+
+The result cache (:mod:`copylib.cache`) is pointed at a fresh, empty temporary
+directory for every chapter run, so every run computes everything, as a clean
+build on a fresh machine does (``--warm`` adds a second, cached run of each
+chapter, side by side with the cold one).
+
+``--baseline REV`` exports the chapters and ``copylib`` of a git revision into
+a temporary directory and executes each of its chapters alternately with the
+current one (baseline, current, baseline, current, ... for ``--repeats``
+rounds), so that both see the same machine load; it prints both times and
+their ratio per chapter. On a shared machine absolute times drift with the
+load (printed at the start and end as the 1-minute load average); compare the
+ratios.
+
+``--full-build`` also times ``jupyter-book build . -W -n --keep-going`` into a
+temporary output directory (a clean ``_build``) and prints it next to the sum
+of the chapter times (the difference is Sphinx's own work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import jupytext
+import yaml
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDGET = 300.0  # seconds: the whole book, clean build, default sizes
+CELL_TIMEOUT = 600
+
+
+def toc_chapters(root: Path) -> list[str]:
+    """Chapter paths of ``_toc.yml`` (relative, with suffix), in book order."""
+    def walk(entry):
+        if isinstance(entry, dict):
+            for key in ("root", "file"):
+                if key in entry:
+                    yield entry[key]
+            for key in ("parts", "chapters", "sections"):
+                for child in entry.get(key) or []:
+                    yield from walk(child)
+        elif isinstance(entry, list):
+            for child in entry:
+                yield from walk(child)
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    out = []
+    for name in walk(toc):
+        path = root / name
+        if path.suffix not in (".md", ".ipynb"):
+            path = path.with_suffix(".md")
+        out.append(str(path.relative_to(root)))
+    return out
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
+
+
+def run_chapter(chapter: Path, pythonpath: Path, cache_dir: Path | None) -> tuple[float, list]:
+    """Execute one chapter in a fresh kernel; wall time and per-cell ``(seconds, first line)``."""
+    env_backup = dict(os.environ)
+    # the kernel is a subprocess of this one and inherits its environment
+    os.environ["PYTHONPATH"] = str(pythonpath)
+    if cache_dir is None:
+        os.environ["COPYHEAD_CACHE"] = "off"
+    else:
+        os.environ["COPYHEAD_CACHE_DIR"] = str(cache_dir)
+        os.environ.pop("COPYHEAD_CACHE", None)
+    try:
+        nb = jupytext.read(chapter)
+        client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT, allow_errors=False,
+                                record_timing=True, resources={"metadata": {"path": str(chapter.parent)}})
+        t0 = time.perf_counter()
+        client.execute()
+        wall = time.perf_counter() - t0
+    finally:
+        os.environ.clear()
+        os.environ.update(env_backup)
+    cells = []
+    for cell in nb.cells:
+        ex = cell.get("metadata", {}).get("execution", {})
+        if cell.cell_type == "code" and "iopub.execute_input" in ex and "shell.execute_reply" in ex:
+            start = datetime.fromisoformat(ex["iopub.execute_input"].replace("Z", "+00:00"))
+            end = datetime.fromisoformat(ex["shell.execute_reply"].replace("Z", "+00:00"))
+            first = next((ln for ln in cell.source.splitlines() if ln.strip() and not ln.startswith("#")), "")
+            cells.append(((end - start).total_seconds(), first[:70]))
+    return wall, cells
+
+
+def export_revision(rev: str, dest: Path) -> Path:
+    """``book/``, ``copylib/`` and ``_toc.yml`` of git revision ``rev`` under ``dest``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "book", "copylib", "_toc.yml"],
+                             check=True, capture_output=True).stdout
+    dest.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chapters", nargs="*", help="chapter stems to run (default: all of _toc.yml)")
+    parser.add_argument("--baseline", metavar="REV", help="git revision to time side by side with this checkout")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds per chapter (median reported)")
+    parser.add_argument("--warm", action="store_true", help="also time a second run with the cache filled")
+    parser.add_argument("--cells", type=int, default=0, metavar="N", help="print the N slowest cells per chapter")
+    parser.add_argument("--full-build", action="store_true", help="also time a clean jupyter-book build")
+    args = parser.parse_args()
+
+    chapters = toc_chapters(ROOT)
+    if args.chapters:
+        wanted = set(args.chapters)
+        chapters = [c for c in chapters if Path(c).stem in wanted]
+        if not chapters:
+            parser.error(f"no chapter of _toc.yml matches {sorted(wanted)}")
+    print(f"bench_build: {len(chapters)} chapter(s), COPYHEAD_SCALE={os.environ.get('COPYHEAD_SCALE', 'default')}, "
+          f"python {sys.version.split()[0]}")
+    print(f"start: {load()}")
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_build_"))
+    try:
+        base_root = export_revision(args.baseline, tmp / "baseline") if args.baseline else None
+        rows = []
+        for chapter in chapters:
+            cur, base, warm, cells = [], [], [], []
+            for rep in range(args.repeats):
+                if base_root is not None:
+                    if (base_root / chapter).exists():
+                        cache = Path(tempfile.mkdtemp(dir=tmp))
+                        base.append(run_chapter(base_root / chapter, base_root, cache)[0])
+                    else:
+                        base.append(float("nan"))
+                cache = Path(tempfile.mkdtemp(dir=tmp))
+                wall, cells = run_chapter(ROOT / chapter, ROOT, cache)
+                cur.append(wall)
+                if args.warm:
+                    warm.append(run_chapter(ROOT / chapter, ROOT, cache)[0])
+            row = {"chapter": chapter, "time": statistics.median(cur), "cells": cells}
+            if base:
+                row["baseline"] = statistics.median(base)
+            if warm:
+                row["warm"] = statistics.median(warm)
+            rows.append(row)
+            extra = f"  baseline {row['baseline']:.1f} s" if base else ""
+            extra += f"  warm {row['warm']:.1f} s" if warm else ""
+            print(f"  ran {chapter}: {row['time']:.1f} s{extra}  ({load()})", flush=True)
+
+        total = sum(r["time"] for r in rows)
+        print()
+        head = f"{'chapter':32s} {'time [s]':>9s} {'share':>7s}"
+        if base_root is not None:
+            head += f" {'baseline [s]':>13s} {'baseline/now':>13s}"
+        if args.warm:
+            head += f" {'warm [s]':>9s} {'cold/warm':>10s}"
+        print(head)
+        print("-" * len(head))
+        for r in rows:
+            line = f"{r['chapter']:32s} {r['time']:9.1f} {r['time'] / total:7.1%}"
+            if base_root is not None:
+                line += f" {r['baseline']:13.1f} {r['baseline'] / r['time']:12.2f}x"
+            if args.warm:
+                line += f" {r['warm']:9.1f} {r['time'] / r['warm']:9.1f}x"
+            print(line)
+        line = f"{'total':32s} {total:9.1f} {1:7.1%}"
+        if base_root is not None:
+            base_total = sum(r["baseline"] for r in rows)
+            line += f" {base_total:13.1f} {base_total / total:12.2f}x"
+        if args.warm:
+            warm_total = sum(r["warm"] for r in rows)
+            line += f" {warm_total:9.1f} {total / warm_total:9.1f}x"
+        print(line)
+        print()
+        if args.cells:
+            for r in rows:
+                print(f"slowest cells of {r['chapter']}:")
+                for sec, first in sorted(r["cells"], reverse=True)[: args.cells]:
+                    print(f"  {sec:7.1f} s  {first}")
+            print()
+
+        ratio = total / BUDGET
+        if len(rows) == len(toc_chapters(ROOT)):
+            print(f"total / budget = {total:.1f} s / {BUDGET:.0f} s = {ratio:.2f}  "
+                  f"(target < 1: {'PASS' if ratio < 1 else 'FAIL'})")
+        else:
+            print(f"total / budget = {ratio:.2f} for a subset of the chapters (no PASS/FAIL)")
+
+        if args.full_build:
+            out = tmp / "build"
+            env = dict(os.environ, PYTHONPATH=str(ROOT), COPYHEAD_CACHE_DIR=str(tmp / "build_cache"))
+            env.pop("COPYHEAD_CACHE", None)
+            t0 = time.perf_counter()
+            proc = subprocess.run(["jupyter-book", "build", str(ROOT), "--path-output", str(out),
+                                   "-W", "-n", "--keep-going"], env=env, capture_output=True, text=True)
+            t_build = time.perf_counter() - t0
+            status = "exit 0" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
+            print(f"clean jupyter-book build: {t_build:.1f} s ({status}); sum of chapter times {total:.1f} s; "
+                  f"build / chapters = {t_build / total:.2f}; build / budget = {t_build / BUDGET:.2f}  "
+                  f"(target < 1: {'PASS' if t_build < BUDGET and proc.returncode == 0 else 'FAIL'})")
+            if proc.returncode != 0:
+                print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")
+        print(f"end: {load()}")
+        return 0 if ratio < 1 else 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
