@@ -121,7 +121,7 @@ def negative_log_evidence(A, C, spec: ModelSpec):
     per batch entry, independent of ``P``.
     """
     spec = _check_spec(spec)
-    as_numpy, (A, C) = _to_torch(A, C)
+    as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     C = C.to(A.dtype)
     _, B, y2, chol = _chol_moments(A, C, spec)
@@ -143,7 +143,7 @@ def optimal_readout(A, C, spec: ModelSpec):
     The posterior covariance of each column of ``W`` is ``sigma^2 (K + kappa I)^{-1}``.
     """
     spec = _check_spec(spec)
-    as_numpy, (A, C) = _to_torch(A, C)
+    as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     _, B, _, chol = _chol_moments(A, C, spec)
     return _back(as_numpy, torch.cholesky_solve(B, chol))
@@ -172,7 +172,7 @@ def effective_action(g, b, C, spec: ModelSpec):
     posterior is its prior.
     """
     spec = _check_spec(spec)
-    as_numpy, (g, b, C) = _to_torch(g, b, C)
+    as_numpy, (g, b, C) = _to_torch(g, b, C, names=("g", "b", "C"))
     check_shape("g", g, (spec.L, spec.L))
     A = attention(attention_logits(g, b), spec.kind)
     prior = (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2) + b**2 / (2 * spec.sigma_b**2)
@@ -210,7 +210,7 @@ def negative_log_evidence_primal(X, Y, A, spec: ModelSpec):
     A : ``(L, L)`` (unbatched). Returns a scalar.
     """
     spec = _check_spec(spec)
-    as_numpy, (X, Y, A) = _to_torch(X, Y, A)
+    as_numpy, (X, Y, A) = _to_torch(X, Y, A, names=("X", "Y", "A"))
     X, Y, A = X.double(), Y.double(), A.double()
     _check_data(X, Y, A, spec)
     Phi = _features(X, A)
@@ -257,7 +257,7 @@ def negative_log_evidence_mc(X, Y, A, spec: ModelSpec, n_samples: int, rng: np.r
     n_samples = check_int("n_samples", n_samples, 2)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     check_generator("rng", rng)
-    _, (X, Y, A) = _to_torch(X, Y, A)
+    _, (X, Y, A) = _to_torch(X, Y, A, names=("X", "Y", "A"))
     X, Y, A = X.double(), Y.double(), A.double()
     _check_data(X, Y, A, spec)
     V, s2 = spec.V, spec.sigma_sq

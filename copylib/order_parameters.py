@@ -121,7 +121,7 @@ def invariants(A, cyclic: bool = True):
     """
     if not isinstance(cyclic, bool):
         raise TypeError(f"cyclic must be a bool, got {type(cyclic).__name__}")
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     T = _shift(L, cyclic, A)
     row = A.sum(-1)  # A 1, shape (..., L)
@@ -153,7 +153,7 @@ def order_parameters(A):
     ``A_perp`` has zero row sums, i.e. when all row sums of ``A`` are equal
     (e.g. every row-stochastic ``A``).
     """
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     m = A.sum((-1, -2)) / L
@@ -178,7 +178,7 @@ def attention_from_order_parameters(m, q, L: int):
     matrices with ``A_perp = 0`` (then ``r2 = 0``).
     """
     L = check_int("L", L, 2)
-    as_numpy, (m, q) = _to_torch(m, q)
+    as_numpy, (m, q) = _to_torch(m, q, names=("m", "q"))
     check_finite("m", m)
     check_finite("q", q)
     dtype = _common_dtype((m, q))
@@ -203,7 +203,7 @@ def copy_attention(Delta, L: int):
     ``q = (L c - 1)/(L - 1)``, ``r2 = 0``.
     """
     L = check_int("L", L, 2)
-    as_numpy, (Delta,) = _to_torch(Delta)
+    as_numpy, (Delta,) = _to_torch(Delta, names=("Delta",))
     check_finite("Delta", Delta)
     x = Delta - math.log(L - 1)
     c = torch.sigmoid(x)
@@ -220,7 +220,7 @@ def copy_weight(A):
     quantity): ``c = 1/L`` for uniform pooling, ``c = 1`` for perfect copying.
     Equals ``gamma_1 / L`` of the cyclic task.
     """
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     return _back(as_numpy, (A * S).sum((-1, -2)) / L)
@@ -235,7 +235,7 @@ def logit_gap(A):
     Raises ``ValueError`` if some ``c`` lies outside the open interval ``(0, 1)``
     (no finite gap reproduces it).
     """
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     c = (A * S).sum((-1, -2)) / L
@@ -300,7 +300,9 @@ def annealed_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, incl
     out; any torch tensor in -> torch out (autograd preserved).
     """
     spec = _check_spec(spec)
-    as_numpy, (a1, a2, g1, g2, P) = _to_torch(alpha_1, alpha_2, gamma_1, gamma_2, P)
+    as_numpy, (a1, a2, g1, g2, P) = _to_torch(
+        alpha_1, alpha_2, gamma_1, gamma_2, P, names=("alpha_1", "alpha_2", "gamma_1", "gamma_2", "P")
+    )
     _check_nonnegative("alpha_1", a1)
     _check_nonnegative("alpha_2", a2)
     check_finite("gamma_1", g1)
@@ -329,7 +331,7 @@ def annealed_action_of_attention(A, P, spec: ModelSpec, include_constant: bool =
     Uses ``invariants(A, spec.cyclic)``. Returns shape ``(...)`` (broadcast with ``P``).
     """
     spec = _check_spec(spec)
-    as_numpy, (A_t,) = _to_torch(A)
+    as_numpy, (A_t,) = _to_torch(A, names=("A",))
     _check_attention("A", A_t, spec.L)
     inv = invariants(A, spec.cyclic)
     return annealed_action(*inv, P, spec, include_constant=include_constant)
@@ -354,7 +356,7 @@ def prior_action_linear(m, q, spec: ModelSpec):
     exact marginal prior of ``(m, q)``.
     """
     spec = _check_spec(spec)
-    as_numpy, (m, q) = _to_torch(m, q)
+    as_numpy, (m, q) = _to_torch(m, q, names=("m", "q"))
     check_finite("m", m)
     check_finite("q", q)
     L = spec.L
@@ -375,7 +377,7 @@ def prior_action_softmax(Delta, spec: ModelSpec):
     rows; the Gaussian prior ``|g|^2/(2 sigma_G^2)`` gives the result.
     """
     spec = _check_spec(spec)
-    as_numpy, (Delta,) = _to_torch(Delta)
+    as_numpy, (Delta,) = _to_torch(Delta, names=("Delta",))
     check_finite("Delta", Delta)
     return _back(as_numpy, (spec.L - 1) * Delta**2 / (2 * spec.sigma_G**2))
 
