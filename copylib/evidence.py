@@ -80,11 +80,38 @@ def _chol_moments(A: torch.Tensor, C: torch.Tensor, spec: ModelSpec):
     eye = torch.eye(spec.V, dtype=A.dtype)
     chol, info = torch.linalg.cholesky_ex(K + spec.kappa * eye)
     if bool((info != 0).any()):
-        raise FloatingPointError(
-            "K + kappa I is not numerically positive definite (is C a co-occurrence tensor?); "
-            "use float64"
-        )
+        raise _not_positive_definite(K, spec)
     return K, B, y2, chol
+
+
+def _not_positive_definite(K: torch.Tensor, spec: ModelSpec) -> Exception:
+    """Say why the Cholesky factorisation of ``K + kappa I`` failed, naming the culprit.
+
+    ``K = Phi^T Phi`` is positive semi-definite for a genuine co-occurrence tensor, so
+    ``K + kappa I`` can only fail to factor when (a) ``C`` is not one (a clearly negative
+    eigenvalue), (b) the input is float32, or (c) ``K`` is singular (e.g. ``P < V``, or
+    uniform attention) and ``kappa`` lies below the rounding level of ``K``'s entries:
+    then ``ln det(I + K/kappa)`` depends on rounding noise in ``K``'s null space and no
+    reformulation from ``C`` can recover it; only a larger ``kappa`` can.
+    """
+    with torch.no_grad():
+        ev = torch.linalg.eigvalsh(K.detach().to(torch.float64))
+    top = ev.abs().amax(-1).clamp(min=torch.finfo(torch.float64).tiny)
+    # rounding in a float64 K built from a co-occurrence tensor stays ~1e-15 of its top eigenvalue
+    if bool((ev[..., 0] < -1e-10 * top).any()):
+        return ValueError(
+            "C must be a co-occurrence tensor (copylib.cooccurrence): Phi^T Phi built from it has a "
+            "negative eigenvalue, so K + kappa I is not positive definite"
+        )
+    if K.dtype != torch.float64:
+        return FloatingPointError(f"K + kappa I is not numerically positive definite in {K.dtype}; use float64")
+    ratio = spec.kappa / float(top.max())
+    return ValueError(
+        f"kappa = sigma0_sq * L / omega = {spec.kappa:.3g} (spec.sigma0_sq = {spec.sigma0_sq:.3g}, "
+        f"spec.omega = {spec.omega:.3g}) is {ratio:.1e} of the largest eigenvalue of K = Phi^T Phi, "
+        "below float64 resolution while K is singular: the evidence is not representable; "
+        "kappa must exceed ~1e-14 of K's largest eigenvalue (raise sigma0_sq or lower omega)"
+    )
 
 
 def negative_log_evidence(A, C, spec: ModelSpec):
