@@ -71,6 +71,10 @@ def _check_A_C(A: torch.Tensor, C: torch.Tensor, spec: ModelSpec) -> None:
         ) from None
     check_finite("A", A)
     check_finite("C", C)
+    # counts are >= 0; a negated or shifted C can still give a factorisable K + kappa I
+    # and a finite, meaningless evidence, so this is checked rather than left to Cholesky
+    if C.numel() and C.detach().min().item() < 0:
+        raise ValueError("C must be a co-occurrence tensor (copylib.cooccurrence): it has negative entries")
 
 
 def _chol_moments(A: torch.Tensor, C: torch.Tensor, spec: ModelSpec):

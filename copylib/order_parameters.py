@@ -29,7 +29,7 @@ import math
 import numpy as np
 import torch
 
-from ._validation import check_finite, check_int, check_shape
+from ._validation import as_real_array, check_bool, check_finite, check_int, check_shape
 from .model import ModelSpec, _back, _to_torch
 from .task import shift_matrix
 
@@ -300,6 +300,7 @@ def annealed_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, incl
     out; any torch tensor in -> torch out (autograd preserved).
     """
     spec = _check_spec(spec)
+    include_constant = check_bool("include_constant", include_constant)
     as_numpy, (a1, a2, g1, g2, P) = _to_torch(
         alpha_1, alpha_2, gamma_1, gamma_2, P, names=("alpha_1", "alpha_2", "gamma_1", "gamma_2", "P")
     )
@@ -396,13 +397,14 @@ def subspace_coverage(A, center) -> tuple[float, float]:
 
     Both are in ``[0, 1]``; ``2 / L^2`` is the fraction an isotropic cloud would give.
     """
-    A = np.asarray(A, dtype=np.float64)
-    center = np.asarray(center, dtype=np.float64)
+    A = as_real_array("A", A)
+    center = as_real_array("center", center)
     if A.ndim != 3 or A.shape[1] != A.shape[2]:
         raise ValueError(f"A must have shape (n, L, L), got {A.shape}")
     if center.shape != A.shape[1:]:
         raise ValueError(f"center must have shape {A.shape[1:]}, got {center.shape}")
     check_finite("A", A)
+    check_finite("center", center)
     D = A - center
     m, q, _ = order_parameters(D)
     proj = attention_from_order_parameters(m, q, A.shape[-1])
