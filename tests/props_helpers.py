@@ -116,7 +116,10 @@ def bad_spec():
 def specs(kind=None, L=st.integers(2, 6), V=st.integers(2, 4), scales=None, cyclic=st.booleans()):
     """ModelSpec with the given size strategies and variances log-uniform in ``scales``."""
     scales = scales if scales is not None else log_uniform(0.3, 3.0)
-    kinds = st.sampled_from(("linear", "softmax")) if kind is None else st.just(kind)
+    if kind is None:
+        kinds = st.sampled_from(("linear", "softmax"))
+    else:
+        kinds = kind if isinstance(kind, st.SearchStrategy) else st.just(kind)
     return st.builds(
         cl.ModelSpec, L=L, V=V, kind=kinds, sigma_G=scales, sigma_b=scales, omega=scales,
         sigma0_sq=scales, cyclic=cyclic,
