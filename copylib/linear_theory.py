@@ -75,6 +75,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from ._validation import as_real_array
 from .model import ModelSpec
 from .statistics import token_moment
 
@@ -127,12 +128,7 @@ def _check_version(version) -> str:
 
 
 def _as_array(name: str, x, *, positive=False, nonnegative=False) -> np.ndarray:
-    if isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a real number or array, got {type(x).__name__}")
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number or array of reals") from None
+    a = as_real_array(name, x)
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must contain only finite values")
     if positive and (a <= 0).any():
@@ -1107,6 +1103,11 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
     order (the global minimum jumps between two coexisting minima), brentq
     converges to the jump, i.e. to the ``P`` where the two minima have equal
     action. Definition of ``P2``: :func:`p2_analytic`. Returns a float (sequences).
+
+    Raises ``ArithmeticError`` when there is no crossover to locate: the share is
+    already ``>= 1/2`` at ``1.01 P1`` (copying dominates from the onset, e.g. a copy
+    prior much wider than the pooling one, ``sigma_G >> sigma_b``), or stays below
+    1/2 over the whole scan.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
