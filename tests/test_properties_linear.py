@@ -106,7 +106,7 @@ def test_hessian_and_susceptibility_valid(spec, version, P):
     assert (chi[stable] > 0).all()
 
 
-@covers(lt.action_minimum)
+@covers(lt.action_minimum, lt.ActionMinimum)
 @budget(20)
 @given(spec=linear_specs, version=versions, P=log_uniform(1e-1, 1e4), seed=seeds)
 def test_action_minimum_valid(spec, version, P, seed):
@@ -136,7 +136,7 @@ def _check_minimum(r, P, spec, version, seed):
     assert r.action <= S.min() + tol, (r, probes[np.argmin(S)], S.min())
 
 
-@covers(lt.minimum_curve, lt.copy_share)
+@covers(lt.minimum_curve, lt.MinimumCurve, lt.copy_share)
 @budget(5)
 @given(spec=linear_specs, version=versions, P=st.lists(log_uniform(1e-1, 1e4), min_size=1, max_size=3))
 def test_minimum_curve_valid(spec, version, P):
