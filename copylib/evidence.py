@@ -150,6 +150,16 @@ def negative_log_evidence(A, C, spec: ModelSpec):
     ``tr B^T M^{-1} B = |R^{-1} B|_F^2`` (one triangular solve, no inverse).
     Differentiable through ``A`` (and ``C``). Cost ``O(L^3 + L^2 V^2 + V^3)``
     per batch entry, independent of ``P``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``C`` when it cannot be a co-occurrence tensor (negative entries);
+        naming ``sigma0_sq`` and ``omega`` when ``K`` is singular (e.g. ``P < V``
+        or uniform attention) and ``kappa`` lies below its float64 resolution
+        (about ``1e-15`` of its largest eigenvalue): ``ln det(I + K/kappa)`` is
+        then set by rounding noise, not representable. The same holds for
+        :func:`optimal_readout` and :func:`effective_action`.
     """
     spec = _check_spec(spec)
     as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
