@@ -18,14 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .cache import _write_atomic, source_digest
+
 ENV_DIR = "COPYHEAD_CHECKS_DIR"
-_PACKAGE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -61,13 +61,8 @@ def file_digest(path: str | os.PathLike) -> str:
 
 
 def copylib_digest() -> str:
-    """SHA-256 over the names and bytes of copylib's ``.py`` files (sorted)."""
-    h = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        h.update(path.relative_to(_PACKAGE).as_posix().encode())
-        h.update(b"\0")
-        h.update(path.read_bytes())
-    return h.hexdigest()
+    """SHA-256 over the names and bytes of copylib's ``.py`` files (the result cache's key too)."""
+    return source_digest()
 
 
 def _fmt(x) -> str:
@@ -88,18 +83,6 @@ def _finite(name: str, x) -> np.ndarray:
         # A NaN compares False with everything, so it would pass a "not above" test silently.
         raise ValueError(f"{name} must be finite, got {_fmt(x)}")
     return x
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Checks:
@@ -129,7 +112,8 @@ class Checks:
 
     def _save(self) -> None:
         payload = dict(self._meta, checks=[asdict(r) for r in self.records])
-        _write_atomic(self._path, json.dumps(payload, indent=1))
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(self._path, json.dumps(payload, indent=1).encode())
 
     def _record(self, claim: str, measured: str, tolerance: str, passed: bool) -> None:
         if not isinstance(claim, str) or not claim.strip():

@@ -71,6 +71,10 @@ def _check_A_C(A: torch.Tensor, C: torch.Tensor, spec: ModelSpec) -> None:
         ) from None
     check_finite("A", A)
     check_finite("C", C)
+    # counts are >= 0; a negated or shifted C can still give a factorisable K + kappa I
+    # and a finite, meaningless evidence, so this is checked rather than left to Cholesky
+    if C.numel() and C.detach().min().item() < 0:
+        raise ValueError("C must be a co-occurrence tensor (copylib.cooccurrence): it has negative entries")
 
 
 def _chol_moments(A: torch.Tensor, C: torch.Tensor, spec: ModelSpec):
@@ -80,11 +84,38 @@ def _chol_moments(A: torch.Tensor, C: torch.Tensor, spec: ModelSpec):
     eye = torch.eye(spec.V, dtype=A.dtype)
     chol, info = torch.linalg.cholesky_ex(K + spec.kappa * eye)
     if bool((info != 0).any()):
-        raise FloatingPointError(
-            "K + kappa I is not numerically positive definite (is C a co-occurrence tensor?); "
-            "use float64"
-        )
+        raise _not_positive_definite(K, spec)
     return K, B, y2, chol
+
+
+def _not_positive_definite(K: torch.Tensor, spec: ModelSpec) -> Exception:
+    """Say why the Cholesky factorisation of ``K + kappa I`` failed, naming the culprit.
+
+    ``K = Phi^T Phi`` is positive semi-definite for a genuine co-occurrence tensor, so
+    ``K + kappa I`` can only fail to factor when (a) ``C`` is not one (a clearly negative
+    eigenvalue), (b) the input is float32, or (c) ``K`` is singular (e.g. ``P < V``, or
+    uniform attention) and ``kappa`` lies below the rounding level of ``K``'s entries:
+    then ``ln det(I + K/kappa)`` depends on rounding noise in ``K``'s null space and no
+    reformulation from ``C`` can recover it; only a larger ``kappa`` can.
+    """
+    with torch.no_grad():
+        ev = torch.linalg.eigvalsh(K.detach().to(torch.float64))
+    top = ev.abs().amax(-1).clamp(min=torch.finfo(torch.float64).tiny)
+    # rounding in a float64 K built from a co-occurrence tensor stays ~1e-15 of its top eigenvalue
+    if bool((ev[..., 0] < -1e-10 * top).any()):
+        return ValueError(
+            "C must be a co-occurrence tensor (copylib.cooccurrence): Phi^T Phi built from it has a "
+            "negative eigenvalue, so K + kappa I is not positive definite"
+        )
+    if K.dtype != torch.float64:
+        return FloatingPointError(f"K + kappa I is not numerically positive definite in {K.dtype}; use float64")
+    ratio = spec.kappa / float(top.max())
+    return ValueError(
+        f"kappa = sigma0_sq * L / omega = {spec.kappa:.3g} (spec.sigma0_sq = {spec.sigma0_sq:.3g}, "
+        f"spec.omega = {spec.omega:.3g}) is {ratio:.1e} of the largest eigenvalue of K = Phi^T Phi, "
+        "below float64 resolution while K is singular: the evidence is not representable; "
+        "kappa must exceed ~1e-14 of K's largest eigenvalue (raise sigma0_sq or lower omega)"
+    )
 
 
 def negative_log_evidence(A, C, spec: ModelSpec):
@@ -121,9 +152,19 @@ def negative_log_evidence(A, C, spec: ModelSpec):
     ``tr B^T M^{-1} B = |R^{-1} B|_F^2`` (one triangular solve, no inverse).
     Differentiable through ``A`` (and ``C``). Cost ``O(L^3 + L^2 V^2 + V^3)``
     per batch entry, independent of ``P``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``C`` when it cannot be a co-occurrence tensor (negative entries);
+        naming ``sigma0_sq`` and ``omega`` when ``K`` is singular (e.g. ``P < V``
+        or uniform attention) and ``kappa`` lies below its float64 resolution
+        (about ``1e-15`` of its largest eigenvalue): ``ln det(I + K/kappa)`` is
+        then set by rounding noise, not representable. The same holds for
+        :func:`optimal_readout` and :func:`effective_action`.
     """
     spec = _check_spec(spec)
-    as_numpy, (A, C) = _to_torch(A, C)
+    as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     C = C.to(A.dtype)
     _, B, y2, chol = _chol_moments(A, C, spec)
@@ -145,7 +186,7 @@ def optimal_readout(A, C, spec: ModelSpec):
     The posterior covariance of each column of ``W`` is ``sigma^2 (K + kappa I)^{-1}``.
     """
     spec = _check_spec(spec)
-    as_numpy, (A, C) = _to_torch(A, C)
+    as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     _, B, _, chol = _chol_moments(A, C, spec)
     return _back(as_numpy, torch.cholesky_solve(B, chol))
@@ -174,7 +215,7 @@ def effective_action(g, b, C, spec: ModelSpec):
     posterior is its prior.
     """
     spec = _check_spec(spec)
-    as_numpy, (g, b, C) = _to_torch(g, b, C)
+    as_numpy, (g, b, C) = _to_torch(g, b, C, names=("g", "b", "C"))
     check_shape("g", g, (spec.L, spec.L))
     A = attention(attention_logits(g, b), spec.kind)
     prior = (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2) + b**2 / (2 * spec.sigma_b**2)
@@ -259,7 +300,7 @@ def negative_log_evidence_primal(X, Y, A, spec: ModelSpec):
     A : ``(L, L)`` (unbatched). Returns a scalar.
     """
     spec = _check_spec(spec)
-    as_numpy, (X, Y, A) = _to_torch(X, Y, A)
+    as_numpy, (X, Y, A) = _to_torch(X, Y, A, names=("X", "Y", "A"))
     X, Y, A = X.double(), Y.double(), A.double()
     _check_data(X, Y, A, spec)
     Phi = _features(X, A)
@@ -306,7 +347,7 @@ def negative_log_evidence_mc(X, Y, A, spec: ModelSpec, n_samples: int, rng: np.r
     n_samples = check_int("n_samples", n_samples, 2)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     check_generator("rng", rng)
-    _, (X, Y, A) = _to_torch(X, Y, A)
+    _, (X, Y, A) = _to_torch(X, Y, A, names=("X", "Y", "A"))
     X, Y, A = X.double(), Y.double(), A.double()
     _check_data(X, Y, A, spec)
     V, s2 = spec.V, spec.sigma_sq

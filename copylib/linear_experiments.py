@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import as_real_array, check_finite, check_int, check_positive
 from .linear_theory import action_minimum, hessian_at_origin, reduced_action
 from .model import ModelSpec
 from .sampling import mcse_mean
@@ -53,8 +54,10 @@ def integrated_moments(P, spec: ModelSpec, version: str = "fluct", *, n_m: int =
     origin when ``m* = 0``). Both modes ``±(m*, q*)`` are covered. ``S`` for
     "fluct" is the ``r2``-saddle action (:func:`copylib.linear_theory.reduced_action`).
     """
-    P = float(P)
+    n_m, n_q = check_int("n_m", n_m, 3), check_int("n_q", n_q, 3)
+    m_max, q_widths = check_positive("m_max", m_max), check_positive("q_widths", q_widths)
     r = action_minimum(P, spec, version)
+    P = float(P)
     if r.m > 0:
         # Laplace width of q at the minimum: curvature along q by finite differences
         h = max(1e-6, 1e-3 * abs(r.q))
@@ -105,12 +108,14 @@ def chain_group_summary(m, q) -> GroupSummary:
     Monte Carlo standard error :func:`copylib.sampling.mcse_mean` (ESS based).
     For ``sqrt(E m^2)`` the error of ``E m^2`` is propagated (delta method).
     """
-    m = np.asarray(m, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
+    m = as_real_array("m", m)
+    q = as_real_array("q", q)
     if m.ndim != 3 or m.shape != q.shape:
         raise ValueError(f"m and q must have equal shape (n_groups, n_chains, n_draws), got {m.shape}, {q.shape}")
     if m.shape[1] < 2 or m.shape[2] < 4:
-        raise ValueError("need at least 2 chains and 4 draws per group")
+        raise ValueError(f"m and q need at least 2 chains and 4 draws per group, got shape {m.shape}")
+    check_finite("m", m)
+    check_finite("q", q)
     G, R, _ = m.shape
     out = {k: np.empty(G) for k in ("rms", "rms_se", "q", "q_se", "var", "binder")}
     src = []
@@ -140,13 +145,16 @@ def onset_from_squares(P, m, *, tol: float = 1e-3) -> float:
     the bracket ``[last P with |m| <= tol, first P with |m| > tol]`` when
     there is one. Returns a float (same units as ``P``).
     """
-    P = np.asarray(P, dtype=np.float64)
-    m = np.abs(np.asarray(m, dtype=np.float64))
+    P = as_real_array("P", P)
+    m = np.abs(as_real_array("m", m))
     if P.ndim != 1 or P.shape != m.shape or np.any(np.diff(P) <= 0):
         raise ValueError("P must be 1-d increasing and m of the same shape")
+    check_finite("P", P)
+    check_finite("m", m)
+    tol = check_positive("tol", tol, allow_zero=True)
     on = np.flatnonzero(m > tol)
     if on.size < 2:
-        raise ValueError("need at least two points with |m| > tol")
+        raise ValueError("m needs at least two points with |m| > tol")
     i, j = on[0], on[1]
     y1, y2 = m[i] ** 2, m[j] ** 2
     if y2 <= y1:
@@ -188,11 +196,15 @@ def map_sweep_datasets(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     from .order_parameters import order_parameters
     from .training import lowest_objective, nested_cooccurrence, train_map
 
-    seeds = [int(s) for s in seeds]
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a sequence of integers, got {type(seeds).__name__}")
+    seeds = [check_int("seeds entries", s, 0) for s in seeds]
     if not seeds:
         raise ValueError("seeds must be non-empty")
     P_values = np.asarray(P_values)
-    scales = np.asarray(init_scales, dtype=np.float64)
+    scales = as_real_array("init_scales", init_scales)
+    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
+        raise ValueError(f"init_scales must be a non-empty 1-d sequence of finite values > 0, got {init_scales!r}")
     n_sets, n_P, n_r = len(seeds), P_values.size, scales.size
     C = np.concatenate([nested_cooccurrence(P_values, spec, np.random.default_rng(s)) for s in seeds])
     C = np.repeat(C, n_r, axis=0)

@@ -76,6 +76,7 @@ import numpy as np
 from scipy import optimize
 from scipy.optimize.elementwise import find_root
 
+from ._validation import as_real_array
 from .model import ModelSpec
 from .statistics import token_moment
 
@@ -122,18 +123,13 @@ def _check_spec(spec) -> ModelSpec:
 
 
 def _check_version(version) -> str:
-    if version not in VERSIONS:
+    if not isinstance(version, str) or version not in VERSIONS:
         raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
     return version
 
 
 def _as_array(name: str, x, *, positive=False, nonnegative=False) -> np.ndarray:
-    if isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a real number or array, got {type(x).__name__}")
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number or array of reals") from None
+    a = as_real_array(name, x)
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must contain only finite values")
     if positive and (a <= 0).any():
@@ -260,15 +256,23 @@ def _action_grad(m, q, r2, P, k: _Const, version: str):
 def _r2_saddle(m, q, P, k: _Const):
     """Minimiser ``r2*`` of the fluct action at fixed ``(m, q)`` (broadcast arrays).
 
-    Grid in ``y = ln rho`` on ``[-40, 0]`` (``y* < 0`` exactly), bracket around the
-    grid minimum, then the root of ``dS/dy`` in the bracket (Chandrupatla, all points
-    at once; bisection where the bracket has no sign change): accurate to rounding.
+    Grid in ``y = ln rho`` on ``[-40, 0]`` (``y* < 0`` exactly), extended downwards
+    when :func:`_y_floor` says ``y*`` may lie lower, bracket around the grid minimum,
+    then the root of ``dS/dy`` in the bracket (Chandrupatla, all points at once;
+    bisection where the bracket has no sign change): accurate to rounding.
     """
     m, q, P = np.broadcast_arrays(m, q, P)
     shape = m.shape
     m, q, P = m.reshape(-1), q.reshape(-1), P.reshape(-1)
     scale = k.n * k.s_c2
     Y = _Y_GRID
+    # not below r2 = 1e-300 (where r2 would underflow; also guards a non-finite floor)
+    floor = max(float(np.min(_y_floor(m, q, P, k), initial=Y[0])), math.log(1e-300 / scale))
+    if floor < Y[0]:
+        # extreme scales (e.g. sigma0_sq -> 0, P -> 1e6) push y* below the default grid:
+        # extend it downwards with the same spacing so that its minimum is bracketed
+        step = Y[1] - Y[0]
+        Y = np.concatenate([Y[0] - step * np.arange(math.ceil((Y[0] - floor) / step), 0, -1), Y])
     S = _action_value(m[..., None], q[..., None], scale * np.exp(Y), P[..., None], k, "fluct")
     i = np.argmin(S, axis=-1)
     lo = Y[np.clip(i - 1, 0, Y.size - 1)]
@@ -297,6 +301,20 @@ def _r2_saddle(m, q, P, k: _Const):
     return (scale * np.exp(y)).reshape(shape)
 
 
+def _y_floor(m, q, P, k: _Const):
+    """A ``y = ln(r2 / (n s_c^2))`` below which the fluct action decreases in ``y`` (broadcast).
+
+    ``dS/dy = (n/2)(rho - 1) + r2 D(r2)`` with ``D = dS_data/dr2`` positive and decreasing
+    in ``r2`` (every data term is increasing and concave in ``r2``), so ``D(r2) <= D(0)``
+    and ``dS/dy < 0`` wherever ``rho <= 1/2`` and ``r2 D(0) <= n/4``: the saddle ``y*``
+    lies above ``ln min(1/2, n / (4 D(0) n s_c^2))``. One unit lower as a margin.
+    """
+    V = k.V
+    _, c, _, _, g1, g2, d1, d2 = _action_terms(m, q, 0.0, P, k)
+    D0 = V * (V - 1) / (2 * d1) + k.cL * V / (2 * d2) + c * (V - 1) * g1**2 / d1**2 + k.cL * c * g2**2 / d2**2
+    return np.log(np.minimum(0.5, k.n / (4 * D0 * k.n * k.s_c2))) - 1.0
+
+
 def _r2_origin(P, k: _Const):
     """``r2*`` at ``m = q = 0`` (fluct): unique root of a monotone equation.
 
@@ -307,9 +325,10 @@ def _r2_origin(P, k: _Const):
     """
     P = np.asarray(P, dtype=np.float64)
     eps = k.V * k.kappa / P
-    lo = np.full(P.shape, -60.0)
-    hi = np.zeros(P.shape)
     scale = k.n * k.s_c2
+    # -60 covers ordinary scales; extreme ones (eps -> 0) need the floor of _y_floor
+    lo = np.minimum(-60.0, np.maximum(_y_floor(np.zeros(()), np.zeros(()), P, k), math.log(1e-300 / scale)))
+    hi = np.zeros(P.shape)
     for _ in range(80):
         mid = 0.5 * (lo + hi)
         r2 = scale * np.exp(mid)
@@ -612,7 +631,9 @@ class _Whitened:
             D = np.stack([np.full_like(r2, self.sm), np.full_like(r2, self.sq), r2], axis=1)
             grad = D * g
             hess = D[:, :, None] * H * D[:, None, :]
-            hess[:, 2, 2] += r2 * g[:, 2]  # d^2/dy^2 = r2^2 S_rr + r2 S_r
+            # d^2/dy^2 = r2^2 S_rr + r2 S_r; the entropy's r2^2 * n/(2 r2^2) = n/2 is added here,
+            # already whitened: r2^2 underflows to 0 at extreme scales (division by zero)
+            hess[:, 2, 2] += self.k.n / 2 + r2 * g[:, 2]
         else:
             D = np.array([self.sm, self.sq])
             grad = D * g[:, :2]
@@ -645,8 +666,7 @@ def _action_hessian(m, q, r2, P, k: _Const, version: str):
     H = np.einsum("bia,bij,bjc->bac", J, S2, J)
     H[:, 0, 0] += 2 * S_a1 + 2 * L * S_a2 + 1 / k.s_p2
     H[:, 1, 1] += 2 * (L - 1) * S_a1 + (L - 1) / k.s_c2
-    if version == "fluct":
-        H[:, 2, 2] += k.n / (2 * r2**2)
+    # (for "fluct" the transverse entropy's n/(2 r2^2) is added by _Whitened, in y = ln rho)
     return S, np.stack([dm, dq, dr], axis=1), H
 
 
@@ -895,20 +915,54 @@ def _smallest_positive_root(coeffs_ascending, f) -> float:
     return float(r)
 
 
+def _first_instability(f, per_decade: int, what: str, vectorised: bool = True):
+    """Bracket ``(a, b)`` with ``f(a) > 0 >= f(b)`` around the first sign change of ``f(P)``.
+
+    Geometric scan with ``per_decade`` points per decade over ``[1e-3, 1e9]`` (where ``P1``
+    lies for ordinary scales), widened by factors of ``1e6`` down to ``1e-300`` while
+    ``f`` is not positive at the low end (e.g. ``sigma0_sq -> 0``) and up to ``1e300`` while
+    it has no sign change (e.g. ``sigma0_sq -> inf``). ``f`` maps an array of ``P`` to an
+    array (``vectorised``) or a float to a float (then the scan stops at the first ``f <= 0``).
+    """
+    def first_nonpositive(grid):
+        if vectorised:
+            idx = np.flatnonzero(f(grid) <= 0)
+            return int(idx[0]) if idx.size else None
+        return next((i for i, P in enumerate(grid) if f(P) <= 0), None)
+
+    lo, hi = 1e-3, 1e9
+    while first_nonpositive(np.array([lo])) is not None:
+        if lo < 1e-294:
+            raise ArithmeticError(f"the symmetric point of the {what} action is unstable already at P = {lo:g}")
+        lo *= 1e-6
+    while True:
+        grid = np.geomspace(lo, hi, round(per_decade * math.log10(hi / lo)) + 1)
+        i = first_nonpositive(grid)
+        if i is not None:
+            return grid[i - 1], grid[i]
+        if hi > 1e294:
+            raise ArithmeticError(f"the symmetric point of the {what} action stays stable up to P = {hi:g}")
+        lo, hi = hi, hi * 1e6
+
+
 def _p1_fluct(k: _Const, which: str) -> float:
     def f(P):
-        H_mm, H_qq, H_mq = _origin_hessian(np.asarray(P), k, "fluct")
-        return float(H_mm) if which == "m_only" else float(H_mm * H_qq - H_mq**2)
+        """``H_mm`` ("m_only") or the lowest eigenvalue of ``H`` (zero exactly where ``det H`` is).
 
-    grid = np.geomspace(1e-3, 1e9, 241)
-    vals = np.array([f(P) for P in grid])
-    idx = np.flatnonzero(vals <= 0)
-    if idx.size == 0:
-        raise ArithmeticError("the symmetric point of the fluct action is stable up to P = 1e9")
-    i = idx[0]
-    if i == 0:
-        raise ArithmeticError("the symmetric point is already unstable at P = 1e-3")
-    return float(optimize.brentq(f, grid[i - 1], grid[i], xtol=1e-14, rtol=1e-15))
+        Not ``det H`` itself: at extreme scales both eigenvalues turn negative within one
+        grid step, ``det H > 0`` again, and a scan on its sign misses the instability.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):  # far past P1 the entries overflow
+            H_mm, H_qq, H_mq = _origin_hessian(np.asarray(P, dtype=np.float64), k, "fluct")
+            if which == "m_only":
+                return H_mm
+            tr, det = H_mm + H_qq, H_mm * H_qq - H_mq**2
+            lam_max = 0.5 * (tr + np.hypot(H_mm - H_qq, 2 * H_mq))
+            # det / lam_max avoids the cancellation of (tr - hypot) / 2 near lam_min = 0
+            return np.where(tr > 0, det / np.where(tr > 0, lam_max, 1.0), tr - lam_max)
+
+    a, b = _first_instability(f, 20, "fluct")
+    return float(optimize.brentq(lambda P: float(f(P)), a, b, xtol=1e-15 * a, rtol=1e-15))
 
 
 def p1_analytic(spec: ModelSpec, version: str = "mean_field", form: str = "exact") -> float:
@@ -974,7 +1028,7 @@ def p1_analytic(spec: ModelSpec, version: str = "mean_field", form: str = "exact
     """
     spec = _check_spec(spec)
     version = _check_version(version)
-    if form not in ("exact", "m_only", "leading"):
+    if not isinstance(form, str) or form not in ("exact", "m_only", "leading"):
         raise ValueError(f"form must be 'exact', 'm_only' or 'leading', got {form!r}")
     k = _const(spec)
     L, V = k.L, k.V
@@ -1041,7 +1095,8 @@ def _numerical_origin_eigmin(P: float, spec: ModelSpec, version: str, h: float =
 def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
     """``P1`` from the action itself: where the minimiser leaves ``m = 0``.
 
-    1. Scan ``P`` geometrically over ``[1e-3, 1e9]`` for the first sign change of
+    1. Scan ``P`` geometrically over ``[1e-3, 1e9]`` (widened if needed, see
+       :func:`_first_instability`) for the first sign change of
        the lowest eigenvalue of a finite-difference Hessian of
        :func:`reduced_action` at the origin (``_numerical_origin_eigmin``,
        no use of the analytic Hessian); refine with brentq (``xtol ~ 1e-13 P``).
@@ -1058,18 +1113,8 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
     def f(P):
         return _numerical_origin_eigmin(P, spec, version)
 
-    grid = np.geomspace(1e-3, 1e9, 97)
-    prev = f(grid[0])
-    if prev <= 0:
-        raise ArithmeticError("the symmetric point is already unstable at P = 1e-3")
-    P1 = None
-    for i in range(1, grid.size):
-        cur = f(grid[i])
-        if cur <= 0:
-            P1 = optimize.brentq(f, grid[i - 1], grid[i], xtol=1e-13 * grid[i], rtol=1e-14)
-            break
-    if P1 is None:
-        raise ArithmeticError("the symmetric point stays stable up to P = 1e9")
+    a, b = _first_instability(f, 8, version, vectorised=False)
+    P1 = optimize.brentq(f, a, b, xtol=1e-13 * b, rtol=1e-14)
     below = action_minimum(P1 * (1 - 1e-3), spec, version)
     if below.m == 0.0:
         return float(P1)
@@ -1189,6 +1234,11 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
     order (the global minimum jumps between two coexisting minima), brentq
     converges to the jump, i.e. to the ``P`` where the two minima have equal
     action. Definition of ``P2``: :func:`p2_analytic`. Returns a float (sequences).
+
+    Raises ``ArithmeticError`` when there is no crossover to locate: the share is
+    already ``>= 1/2`` at ``1.01 P1`` (copying dominates from the onset, e.g. a copy
+    prior much wider than the pooling one, ``sigma_G >> sigma_b``), or stays below
+    1/2 over the whole scan.
     """
     spec = _check_spec(spec)
     version = _check_version(version)

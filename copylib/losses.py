@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._validation import check_int, check_shape
+from ._validation import check_finite, check_int, check_shape
 from .model import _back, _to_torch
 from .statistics import sample_size, sum_squared_error, token_moment
 from .task import shift_matrix
@@ -22,11 +22,15 @@ def expected_loss(A, W, T):
 
     A : ``(..., L, L)``; W : ``(..., V, V)``; T : ``(L, L)``. Returns shape ``(...)``.
     """
-    as_numpy, (A, W, T) = _to_torch(A, W, T)
+    as_numpy, (A, W, T) = _to_torch(A, W, T, names=("A", "W", "T"))
+    check_shape("A", A, (None, None))
+    check_shape("W", W, (None, None))
     L, V = A.shape[-1], W.shape[-1]
     check_shape("A", A, (L, L))
     check_shape("W", W, (V, V))
-    check_shape("T", T, (L, L))
+    check_shape("T", T, (L, L), source="A")
+    for name, t in (("A", A), ("W", W), ("T", T)):
+        check_finite(name, t)
     T = T.to(A.dtype)
     At = A.transpose(-1, -2)
     quad = token_moment(At @ A, V)
@@ -42,7 +46,7 @@ def expected_loss(A, W, T):
 
 def empirical_loss(A, W, C, T):
     """Training loss per position from the co-occurrence tensor ``C``, shape ``(...)``."""
-    as_numpy, (A, W, C, T) = _to_torch(A, W, C, T)
+    as_numpy, (A, W, C, T) = _to_torch(A, W, C, T, names=("A", "W", "C", "T"))
     P = sample_size(C)
     if not (P > 0).all():
         raise ValueError("C must come from at least one sequence (P >= 1)")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validation import check_finite, check_int, check_kind, check_positive, check_shape
+from ._validation import as_real_array, check_finite, check_int, check_kind, check_positive, check_shape
 from .task import shift_matrix
 
 
@@ -79,15 +79,22 @@ class ModelSpec:
         return shift_matrix(self.L, self.cyclic)
 
 
-def _to_torch(*arrays):
-    """Convert numpy inputs to float64 tensors; report whether to return numpy."""
+def _to_torch(*arrays, names):
+    """Convert numpy inputs to float64 tensors; report whether to return numpy.
+
+    ``names`` (one per array) are the parameter names used in the ``TypeError``
+    raised for something that is not a real array, or a tensor that is not
+    floating point (integer tensors would fail later with torch-internal errors).
+    """
     as_numpy = not any(isinstance(a, torch.Tensor) for a in arrays)
     out = []
-    for a in arrays:
+    for name, a in zip(names, arrays, strict=True):
         if isinstance(a, torch.Tensor):
+            if not a.is_floating_point():
+                raise TypeError(f"{name} must be a floating-point tensor, got dtype {a.dtype}")
             out.append(a)
         else:
-            out.append(torch.as_tensor(np.asarray(a, dtype=np.float64)))
+            out.append(torch.as_tensor(as_real_array(name, a)))
     return as_numpy, out
 
 
@@ -101,12 +108,14 @@ def attention_logits(g, b):
     g : shape ``(..., L, L)``; b : shape ``(...)`` (one bias per batch entry).
     Returns shape ``(..., L, L)``.
     """
-    as_numpy, (g, b) = _to_torch(g, b)
+    as_numpy, (g, b) = _to_torch(g, b, names=("g", "b"))
     check_shape("g", g, (None, None))
     if g.shape[-1] != g.shape[-2]:
         raise ValueError(f"g must be square in its last two dimensions, got {tuple(g.shape)}")
     if tuple(b.shape) != tuple(g.shape[:-2]):
         raise ValueError(f"b must have shape {tuple(g.shape[:-2])} (the batch shape of g), got {tuple(b.shape)}")
+    check_finite("g", g)
+    check_finite("b", b)
     return _back(as_numpy, g + b[..., None, None])
 
 
@@ -117,7 +126,7 @@ def attention(G, kind: str):
     softmax of the corresponding row of ``G``.
     """
     check_kind(kind)
-    as_numpy, (G,) = _to_torch(G)
+    as_numpy, (G,) = _to_torch(G, names=("G",))
     check_shape("G", G, (None, None))
     if G.shape[-1] != G.shape[-2] or G.shape[-1] < 2:
         raise ValueError(f"G must be square with L >= 2 in its last two dimensions, got {tuple(G.shape)}")
@@ -132,11 +141,13 @@ def network_output(X, A, W):
     X : ``(..., P, L, V)`` one-hot inputs; A : ``(..., L, L)``; W : ``(..., V, V)``.
     Returns ``(..., P, L, V)``.
     """
-    as_numpy, (X, A, W) = _to_torch(X, A, W)
+    as_numpy, (X, A, W) = _to_torch(X, A, W, names=("X", "A", "W"))
     check_shape("X", X, (None, None, None))
     L, V = X.shape[-2], X.shape[-1]
-    check_shape("A", A, (L, L))
-    check_shape("W", W, (V, V))
+    check_shape("A", A, (L, L), source="X")
+    check_shape("W", W, (V, V), source="X")
+    for name, t in (("X", X), ("A", A), ("W", W)):
+        check_finite(name, t)
     F = torch.einsum("...lm,...pmv,...vw->...plw", A, X, W)
     return _back(as_numpy, F)
 
@@ -147,11 +158,15 @@ def prior_energy(g, b, W, spec: ModelSpec):
     ``|g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2) + |W|^2 / (2 omega)``.
     g : ``(..., L, L)``; b : ``(...)``; W : ``(..., V, V)``. Returns shape ``(...)``.
     """
-    as_numpy, (g, b, W) = _to_torch(g, b, W)
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    as_numpy, (g, b, W) = _to_torch(g, b, W, names=("g", "b", "W"))
     check_shape("g", g, (spec.L, spec.L))
     check_shape("W", W, (spec.V, spec.V))
     if tuple(b.shape) != tuple(g.shape[:-2]):
         raise ValueError(f"b must have shape {tuple(g.shape[:-2])} (the batch shape of g), got {tuple(b.shape)}")
+    for name, t in (("g", g), ("b", b), ("W", W)):
+        check_finite(name, t)
     e = (
         (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2)
         + b**2 / (2 * spec.sigma_b**2)

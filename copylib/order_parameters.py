@@ -29,7 +29,7 @@ import math
 import numpy as np
 import torch
 
-from ._validation import check_finite, check_int, check_shape
+from ._validation import as_real_array, check_bool, check_finite, check_int, check_shape
 from .model import ModelSpec, _back, _to_torch
 from .task import shift_matrix
 
@@ -121,7 +121,7 @@ def invariants(A, cyclic: bool = True):
     """
     if not isinstance(cyclic, bool):
         raise TypeError(f"cyclic must be a bool, got {type(cyclic).__name__}")
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     T = _shift(L, cyclic, A)
     row = A.sum(-1)  # A 1, shape (..., L)
@@ -155,7 +155,7 @@ def order_parameters(A):
     ``A_perp`` has zero row sums, i.e. when all row sums of ``A`` are equal
     (e.g. every row-stochastic ``A``).
     """
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     m = A.sum((-1, -2)) / L
@@ -180,7 +180,7 @@ def attention_from_order_parameters(m, q, L: int):
     matrices with ``A_perp = 0`` (then ``r2 = 0``).
     """
     L = check_int("L", L, 2)
-    as_numpy, (m, q) = _to_torch(m, q)
+    as_numpy, (m, q) = _to_torch(m, q, names=("m", "q"))
     check_finite("m", m)
     check_finite("q", q)
     dtype = _common_dtype((m, q))
@@ -205,7 +205,7 @@ def copy_attention(Delta, L: int):
     ``q = (L c - 1)/(L - 1)``, ``r2 = 0``.
     """
     L = check_int("L", L, 2)
-    as_numpy, (Delta,) = _to_torch(Delta)
+    as_numpy, (Delta,) = _to_torch(Delta, names=("Delta",))
     check_finite("Delta", Delta)
     x = Delta - math.log(L - 1)
     c = torch.sigmoid(x)
@@ -222,7 +222,7 @@ def copy_weight(A):
     quantity): ``c = 1/L`` for uniform pooling, ``c = 1`` for perfect copying.
     Equals ``gamma_1 / L`` of the cyclic task.
     """
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     return _back(as_numpy, (A * S).sum((-1, -2)) / L)
@@ -237,7 +237,7 @@ def logit_gap(A):
     Raises ``ValueError`` if some ``c`` lies outside the open interval ``(0, 1)``
     (no finite gap reproduces it).
     """
-    as_numpy, (A,) = _to_torch(A)
+    as_numpy, (A,) = _to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     c = (A * S).sum((-1, -2)) / L
@@ -302,7 +302,10 @@ def annealed_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, incl
     out; any torch tensor in -> torch out (autograd preserved).
     """
     spec = _check_spec(spec)
-    as_numpy, (a1, a2, g1, g2, P) = _to_torch(alpha_1, alpha_2, gamma_1, gamma_2, P)
+    include_constant = check_bool("include_constant", include_constant)
+    as_numpy, (a1, a2, g1, g2, P) = _to_torch(
+        alpha_1, alpha_2, gamma_1, gamma_2, P, names=("alpha_1", "alpha_2", "gamma_1", "gamma_2", "P")
+    )
     _check_nonnegative("alpha_1", a1)
     _check_nonnegative("alpha_2", a2)
     check_finite("gamma_1", g1)
@@ -331,7 +334,7 @@ def annealed_action_of_attention(A, P, spec: ModelSpec, include_constant: bool =
     Uses ``invariants(A, spec.cyclic)``. Returns shape ``(...)`` (broadcast with ``P``).
     """
     spec = _check_spec(spec)
-    as_numpy, (A_t,) = _to_torch(A)
+    as_numpy, (A_t,) = _to_torch(A, names=("A",))
     _check_attention("A", A_t, spec.L)
     inv = invariants(A, spec.cyclic)
     return annealed_action(*inv, P, spec, include_constant=include_constant)
@@ -356,7 +359,7 @@ def prior_action_linear(m, q, spec: ModelSpec):
     exact marginal prior of ``(m, q)``.
     """
     spec = _check_spec(spec)
-    as_numpy, (m, q) = _to_torch(m, q)
+    as_numpy, (m, q) = _to_torch(m, q, names=("m", "q"))
     check_finite("m", m)
     check_finite("q", q)
     L = spec.L
@@ -377,7 +380,7 @@ def prior_action_softmax(Delta, spec: ModelSpec):
     rows; the Gaussian prior ``|g|^2/(2 sigma_G^2)`` gives the result.
     """
     spec = _check_spec(spec)
-    as_numpy, (Delta,) = _to_torch(Delta)
+    as_numpy, (Delta,) = _to_torch(Delta, names=("Delta",))
     check_finite("Delta", Delta)
     return _back(as_numpy, (spec.L - 1) * Delta**2 / (2 * spec.sigma_G**2))
 
@@ -396,13 +399,14 @@ def subspace_coverage(A, center) -> tuple[float, float]:
 
     Both are in ``[0, 1]``; ``2 / L^2`` is the fraction an isotropic cloud would give.
     """
-    A = np.asarray(A, dtype=np.float64)
-    center = np.asarray(center, dtype=np.float64)
+    A = as_real_array("A", A)
+    center = as_real_array("center", center)
     if A.ndim != 3 or A.shape[1] != A.shape[2]:
         raise ValueError(f"A must have shape (n, L, L), got {A.shape}")
     if center.shape != A.shape[1:]:
         raise ValueError(f"center must have shape {A.shape[1:]}, got {center.shape}")
     check_finite("A", A)
+    check_finite("center", center)
     D = A - center
     m, q, _ = order_parameters(D)
     proj = attention_from_order_parameters(m, q, A.shape[-1])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import as_real_array, check_finite
 from .losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss
 
 
@@ -32,7 +33,10 @@ def loss_vs_sample_size(ax, P, losses: dict, L: int, V: int):
 
 def attention_heatmap(ax, A, title: str = ""):
     """The attention matrix ``A`` (``L x L``) as a heat map, rows = query positions."""
-    A = np.asarray(A)
+    A = as_real_array("A", A)
+    if A.ndim != 2:
+        raise ValueError(f"A must be a matrix (L, L), got shape {A.shape}")
+    check_finite("A", A)
     im = ax.imshow(A, cmap="viridis", interpolation="nearest")
     ax.set_xlabel("key position $m$")
     ax.set_ylabel("query position $l$")

@@ -48,7 +48,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ._validation import check_generator, check_int, check_positive
+from ._validation import as_real_array, check_bool, check_generator, check_int, check_positive
 from .model import ModelSpec, attention, attention_logits
 
 __all__ = [
@@ -131,7 +131,7 @@ def _unpack(init):
     tensors = []
     for name, v in zip(names, values):
         t = v.detach().to(_DTYPE).clone() if isinstance(v, torch.Tensor) else torch.tensor(
-            np.asarray(v, dtype=np.float64))
+            as_real_array(f"init[{name!r}]", v))
         if t.ndim < 1:
             raise ValueError(f"init[{name!r}] must have a leading chain dimension, got shape {tuple(t.shape)}")
         tensors.append(t)
@@ -198,7 +198,7 @@ def _chains(mask: torch.Tensor, limit: int = 10) -> str:
 
 def _scale_values(name: str, value, R: int) -> np.ndarray:
     """One group's scale: a float or an array ``(R,)`` (one per chain), > 0; returns ``(R,)``."""
-    v = np.asarray(value, dtype=np.float64) if not isinstance(value, torch.Tensor) else value.detach().numpy()
+    v = as_real_array(name, value) if not isinstance(value, torch.Tensor) else value.detach().numpy()
     if v.ndim > 1 or (v.ndim == 1 and v.shape[0] not in (1, R)):
         raise ValueError(f"{name} must be a float or an array of shape ({R},), got shape {v.shape}")
     v = np.broadcast_to(v.astype(np.float64), (R,))
@@ -228,7 +228,7 @@ def _scales(scales, names, is_dict, R: int) -> list[np.ndarray]:
 
 
 def _step_sizes(step_size, R: int) -> torch.Tensor:
-    h = np.asarray(step_size, dtype=np.float64)
+    h = as_real_array("step_size", step_size.detach().numpy() if isinstance(step_size, torch.Tensor) else step_size)
     if h.ndim > 1 or (h.ndim == 1 and h.shape[0] not in (1, R)):
         raise ValueError(f"step_size must be a float or an array of shape ({R},), got shape {h.shape}")
     h = np.broadcast_to(h, (R,))
@@ -590,7 +590,7 @@ def _check_spec(spec) -> ModelSpec:
 
 def _chain_data(C, spec: ModelSpec, R: int) -> torch.Tensor:
     """``C`` as float64, shape ``(L, L, V, V)`` (shared) or ``(R, L, L, V, V)`` (one per chain)."""
-    C = C.detach().to(_DTYPE) if isinstance(C, torch.Tensor) else torch.tensor(np.asarray(C, dtype=np.float64))
+    C = C.detach().to(_DTYPE) if isinstance(C, torch.Tensor) else torch.tensor(as_real_array("C", C))
     L, V = spec.L, spec.V
     if tuple(C.shape) not in ((L, L, V, V), (R, L, L, V, V)):
         raise ValueError(f"C must have shape ({L}, {L}, {V}, {V}) or (n_chains={R}, {L}, {L}, {V}, {V}), "
@@ -620,7 +620,7 @@ def _initial_state(init, spec: ModelSpec, R: int, generator, names) -> dict:
     for n in names:
         v = init[n]
         t = v.detach().to(_DTYPE).clone() if isinstance(v, torch.Tensor) else torch.tensor(
-            np.asarray(v, dtype=np.float64))
+            as_real_array(f"init[{n!r}]", v))
         if tuple(t.shape) == shapes[n]:
             t = t.expand((R,) + shapes[n]).clone()
         if tuple(t.shape) != (R,) + shapes[n]:
@@ -898,7 +898,7 @@ def sample_full_posterior(
 
 
 def _draws(x, min_draws: int = 4) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
+    x = as_real_array("x", x)
     if x.ndim < 2:
         raise ValueError(f"x must have shape (R, n, ...) (chains x draws), got {x.shape}")
     if x.shape[0] < 1 or x.shape[1] < min_draws:
@@ -996,6 +996,7 @@ def effective_sample_size(x, split: bool = True):
     Returns a float (or an array of shape ``x.shape[2:]``).
     """
     x = _draws(x)
+    split = check_bool("split", split)
     return _over_trailing(lambda y: _ess(_split(y) if split else y), x)
 
 
@@ -1007,6 +1008,7 @@ def mcse_mean(x, split: bool = True):
     array of shape ``x.shape[2:]``).
     """
     x = _draws(x)
+    split = check_bool("split", split)
     ess = effective_sample_size(x, split=split)
     sd = x.reshape((-1,) + x.shape[2:]).std(axis=0, ddof=1)
     return sd / np.sqrt(ess)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_int
+from ._validation import as_real_array, check_finite, check_int
 from .evidence import optimal_readout
 from .model import ModelSpec, attention, attention_logits
 from .task import shift_matrix
@@ -31,7 +31,7 @@ def planted_logits(Delta, L: int) -> np.ndarray:
     their squared norm ``(L-1) Delta^2`` is the smallest among all logits with that attention.
     """
     L = check_int("L", L, 2)
-    Delta = np.asarray(Delta, dtype=np.float64)
+    Delta = as_real_array("Delta", Delta)
     if not np.isfinite(Delta).all():
         raise ValueError("Delta must be finite")
     base = shift_matrix(L, True) - 1.0 / L
@@ -46,11 +46,16 @@ def planted_init(Delta, C, spec: ModelSpec) -> dict:
     attention for each run's data (:func:`copylib.evidence.optimal_readout`).
     Drop ``"W"`` to start the collapsed sampler.
     """
-    C = np.asarray(C, dtype=np.float64)
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
+    C = as_real_array("C", C)
     if C.ndim != 5 or C.shape[1:] != (spec.L, spec.L, spec.V, spec.V):
         raise ValueError(f"C must have shape (R, {spec.L}, {spec.L}, {spec.V}, {spec.V}), got {C.shape}")
     R = C.shape[0]
-    Delta = np.broadcast_to(np.asarray(Delta, dtype=np.float64), (R,))
+    Delta = as_real_array("Delta", Delta)
+    if Delta.shape not in ((), (1,), (R,)):
+        raise ValueError(f"Delta must be a float or have shape ({R},) (one per run of C), got {Delta.shape}")
+    Delta = np.broadcast_to(Delta, (R,))
     g = planted_logits(Delta, spec.L)
     b = np.zeros(R)
     A = attention(attention_logits(g, b), spec.kind)
@@ -61,11 +66,16 @@ def planted_init(Delta, C, spec: ModelSpec) -> dict:
 def interpolate_crossing(x, y) -> float:
     """The ``x`` where the tabulated ``y`` first changes sign (linear interpolation), or ``nan``.
 
-    x : increasing ``(n,)``; y : ``(n,)``.
+    x : increasing ``(n,)``; y : ``(n,)``, both finite. ``nan`` is returned only when
+    ``y`` has no sign change and no zero.
     """
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    x, y = as_real_array("x", x), as_real_array("y", y)
     if x.ndim != 1 or x.shape != y.shape or x.size < 2:
         raise ValueError("x and y must be 1-d of equal length >= 2")
+    check_finite("x", x)
+    check_finite("y", y)
+    if not (np.diff(x) > 0).all():
+        raise ValueError("x must be strictly increasing")
     s = np.sign(y)
     idx = np.flatnonzero(s[:-1] * s[1:] < 0)
     if idx.size == 0:
@@ -77,7 +87,12 @@ def interpolate_crossing(x, y) -> float:
 
 def state_fraction(x, threshold: float) -> np.ndarray:
     """Fraction of draws above ``threshold`` in each chain: ``x (R, n)`` -> ``(R,)``."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"x must have shape (R, n), got {x.shape}")
+    x = as_real_array("x", x)
+    if x.ndim != 2 or x.shape[1] == 0:
+        raise ValueError(f"x must have shape (R, n) with n >= 1, got {x.shape}")
+    check_finite("x", x)
+    threshold = as_real_array("threshold", threshold)
+    if threshold.ndim:
+        raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
+    check_finite("threshold", threshold)
     return (x > threshold).mean(axis=1)

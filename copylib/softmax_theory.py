@@ -103,7 +103,7 @@ from scipy.optimize.elementwise import find_root
 from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
-from ._validation import check_generator, check_int, check_positive
+from ._validation import as_real_array, check_generator, check_int, check_positive
 from .model import ModelSpec
 from .order_parameters import annealed_action, invariants
 from .statistics import token_moment
@@ -152,16 +152,13 @@ def _check_spec(spec) -> ModelSpec:
 
 
 def _check_version(version) -> str:
-    if version not in VERSIONS:
+    if not isinstance(version, str) or version not in VERSIONS:
         raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
     return version
 
 
 def _as_float_array(name: str, x) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number or array of real numbers") from None
+    a = as_real_array(name, x)
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must contain only finite values")
     return a
@@ -770,9 +767,13 @@ def spinodals(spec: ModelSpec, version: str = "bayes", *, noise: RowNoise | None
 
 
 def _default_range(spec):
-    """``(1, 1e4 L (1 + ln L)^2 sigma0^2 / sigma_G^2)``: wide enough for every P3 seen so far."""
-    L = spec.L
-    return 1.0, 1e4 * L * (1 + math.log(L)) ** 2 * spec.sigma0_sq / spec.sigma_G**2
+    """``(x, 1e4 L (1 + ln L)^2 x)``, ``x = sigma0^2 / sigma_G^2``: wide enough for every P3 seen so far.
+
+    ``P3`` scales like ``x`` (exactly so for ``"energy"``), so both ends do: with a fixed lower
+    end ``1`` the range was empty (upper end below 1) once ``sigma0_sq / sigma_G^2 < 1e-7``.
+    """
+    x = spec.sigma0_sq / spec.sigma_G**2
+    return x, 1e4 * spec.L * (1 + math.log(spec.L)) ** 2 * x
 
 
 def _check_range(P_range):
@@ -960,9 +961,9 @@ def p3_leading_order(L: int, V: int, spec: ModelSpec | None = None) -> float:
     """
     L = check_int("L", L, 2)
     V = check_int("V", V, 2)
-    s0, sG = (1.0, 1.0) if spec is None else (spec.sigma0_sq, spec.sigma_G)
     if spec is not None and not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a copylib.ModelSpec or None, got {type(spec).__name__}")
+    s0, sG = (1.0, 1.0) if spec is None else (spec.sigma0_sq, spec.sigma_G)
     D = leading_order_gap(L)
     return (s0 / sG**2) * V / (V - 1) * (L - 1) * D**3 / (D - 1)
 
@@ -1004,7 +1005,10 @@ def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.G
     """
     spec = _check_spec(spec)
     check_generator("rng", rng)
-    Delta = float(_as_float_array("Delta", Delta))
+    Delta = _as_float_array("Delta", Delta)
+    if Delta.ndim:
+        raise ValueError(f"Delta must be a single number, got shape {Delta.shape}")
+    Delta = float(Delta)
     P = _check_scalar_P("P", P)
     n_samples = check_int("n_samples", n_samples, 2)
     tau = spec.sigma_G if std is None else check_positive("std", std, allow_zero=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._validation import check_finite, check_int, check_shape
+from ._validation import as_real_array, check_finite, check_int, check_shape
 from .model import _back, _to_torch
 
 
@@ -35,7 +35,7 @@ def cooccurrence(X):
 
     X : ``(..., P, L, V)``. Returns ``(..., L, L, V, V)``.
     """
-    as_numpy, (X,) = _to_torch(X)
+    as_numpy, (X,) = _to_torch(X, names=("X",))
     check_shape("X", X, (None, None, None))
     check_finite("X", X)
     return _back(as_numpy, torch.einsum("...pla,...pmb->...lmab", X, X))
@@ -46,8 +46,9 @@ def sample_size(C):
 
     Uses ``sum_l tr C[l, l] = P L`` (each position holds exactly one token).
     """
-    as_numpy, (C,) = _to_torch(C)
+    as_numpy, (C,) = _to_torch(C, names=("C",))
     _check_cooccurrence_shape(C)
+    check_finite("C", C)
     L = C.shape[-3]
     P = torch.diagonal(torch.diagonal(C, dim1=-4, dim2=-3), dim1=-3, dim2=-2).sum((-1, -2)) / L
     return _back(as_numpy, P)
@@ -59,13 +60,16 @@ def readout_moments(A, C, T):
     A : ``(..., L, L)`` attention; C : ``(..., L, L, V, V)``; T : ``(L, L)`` target.
     Returns ``K (..., V, V)``, ``B (..., V, V)``, ``y2 (...)``.
     """
-    as_numpy, (A, C, T) = _to_torch(A, C, T)
+    as_numpy, (A, C, T) = _to_torch(A, C, T, names=("A", "C", "T"))
+    check_shape("A", A, (None, None))
     L = A.shape[-1]
     check_shape("A", A, (L, L))
-    check_shape("C", C, (L, L, None, None))
+    check_shape("C", C, (L, L, None, None), source="A")
     _check_cooccurrence_shape(C)
     if tuple(T.shape) != (L, L):
-        raise ValueError(f"T must have shape ({L}, {L}), got {tuple(T.shape)}")
+        raise ValueError(f"T must have shape ({L}, {L}) (L taken from A), got {tuple(T.shape)}")
+    for name, t in (("A", A), ("C", C), ("T", T)):
+        check_finite(name, t)
     T = T.to(A.dtype)
     C = C.to(A.dtype)
     K, B = _attention_moments(A, C, T)
@@ -91,11 +95,13 @@ def target_energy(C, T):
     It does not depend on the network; :func:`copylib.train_map <copylib.training.train_map>` computes it once
     and passes it to :func:`sum_squared_error` at every step.
     """
-    as_numpy, (C, T) = _to_torch(C, T)
+    as_numpy, (C, T) = _to_torch(C, T, names=("C", "T"))
     _check_cooccurrence_shape(C)
     L = C.shape[-3]
     if tuple(T.shape) != (L, L):
-        raise ValueError(f"T must have shape ({L}, {L}), got {tuple(T.shape)}")
+        raise ValueError(f"T must have shape ({L}, {L}) (L taken from C), got {tuple(T.shape)}")
+    check_finite("C", C)
+    check_finite("T", T)
     return _back(as_numpy, _target_energy(C, T.to(C.dtype)))
 
 
@@ -105,17 +111,27 @@ def sum_squared_error(A, W, C, T, y2=None):
     ``y2``: optional precomputed :func:`target_energy` ``(C, T)`` (it does not depend
     on ``A`` or ``W``; recomputing it dominates the cost of a training step).
     """
-    as_numpy, (A, W, C, T) = _to_torch(A, W, C, T)
+    as_numpy, (A, W, C, T) = _to_torch(A, W, C, T, names=("A", "W", "C", "T"))
+    _check_cooccurrence_shape(C)
     V = C.shape[-1]
-    check_shape("W", W, (V, V))
+    check_shape("W", W, (V, V), source="C")
+    check_finite("W", W)
     if y2 is None:
         K, B, y2 = readout_moments(A, C, T)
     else:
+        check_shape("A", A, (None, None))
         L = A.shape[-1]
         check_shape("A", A, (L, L))
-        _check_cooccurrence_shape(C)
+        check_shape("C", C, (L, L, V, V), source="A and C")
+        if tuple(T.shape) != (L, L):
+            raise ValueError(f"T must have shape ({L}, {L}) (L taken from A), got {tuple(T.shape)}")
+        for name, t in (("A", A), ("C", C), ("T", T)):
+            check_finite(name, t)
         K, B = _attention_moments(A, C.to(A.dtype), T.to(A.dtype))
-        y2 = torch.as_tensor(y2, dtype=A.dtype)
+        if not isinstance(y2, torch.Tensor):
+            y2 = torch.as_tensor(as_real_array("y2", y2))
+        check_finite("y2", y2)
+        y2 = y2.to(A.dtype)
     sse = (W * (K @ W)).sum((-1, -2)) - 2 * (W * B).sum((-1, -2)) + y2
     return _back(as_numpy, sse)
 
@@ -126,10 +142,11 @@ def token_moment(M, V: int):
     ``E[X^T M X] = (tr M / V) I + ((1^T M 1 - tr M) / V^2) J``.
     """
     V = check_int("V", V, 2)
-    as_numpy, (M,) = _to_torch(M)
+    as_numpy, (M,) = _to_torch(M, names=("M",))
     check_shape("M", M, (None, None))
     if M.shape[-1] != M.shape[-2]:
         raise ValueError(f"M must be square in its last two dimensions, got {tuple(M.shape)}")
+    check_finite("M", M)
     tr = torch.diagonal(M, dim1=-1, dim2=-2).sum(-1)
     tot = M.sum((-1, -2))
     eye = torch.eye(V, dtype=M.dtype)

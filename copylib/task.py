@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_generator, check_int
+from ._validation import check_bool, check_generator, check_int
 
 
 def shift_matrix(L: int, cyclic: bool = True) -> np.ndarray:
@@ -23,6 +23,7 @@ def shift_matrix(L: int, cyclic: bool = True) -> np.ndarray:
     ``T[l, l-1] = 1`` for ``l >= 1``; ``T[0, L-1] = 1`` only if ``cyclic``.
     """
     L = check_int("L", L, 2)
+    cyclic = check_bool("cyclic", cyclic)
     T = np.eye(L, k=-1)
     if cyclic:
         T[0, L - 1] = 1.0
@@ -57,6 +58,7 @@ def copy_task(
     X, Y : ndarray, shape ``(P, L, V)``, float64
         One-hot inputs and targets ``Y = T X`` with ``T = shift_matrix(L, cyclic)``.
     """
+    cyclic = check_bool("cyclic", cyclic)
     X = one_hot(sample_tokens(P, L, V, rng), V)
     Y = np.einsum("lm,pmv->plv", shift_matrix(L, cyclic), X)
     return X, Y

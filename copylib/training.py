@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validation import check_generator, check_int, check_positive, check_shape
+from ._validation import as_real_array, check_generator, check_int, check_positive, check_shape
 from .losses import empirical_loss, expected_loss
 from .model import ModelSpec, attention, attention_logits, prior_energy
 from .statistics import _logit_backward, _MomentProducts, cooccurrence, sum_squared_error, target_energy
@@ -54,18 +54,28 @@ class TrainingResult:
     A: np.ndarray
 
 
+def _check_spec(spec) -> ModelSpec:
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
+    return spec
+
+
 def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
     """Negative log posterior ``U`` of ``(g, b, W)`` given data ``C``, shape ``(R,)`` (torch).
 
     ``y2``: optional precomputed :func:`copylib.statistics.target_energy` of ``C``.
     """
+    _check_spec(spec)
     A = attention(attention_logits(g, b), spec.kind)
-    sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=g.dtype), y2=y2)
+    sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=A.dtype), y2=y2)
     return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
 
 
 def _init_scales(init_scale, R: int) -> np.ndarray:
-    scale = np.broadcast_to(np.asarray(init_scale, dtype=np.float64), (R,))
+    scale = as_real_array("init_scale", init_scale)
+    if scale.shape not in ((), (1,), (R,)):
+        raise ValueError(f"init_scale must be a float or have shape ({R},) (one per run of C), got {scale.shape}")
+    scale = np.broadcast_to(scale, (R,))
     if not (np.isfinite(scale).all() and (scale > 0).all()):
         raise ValueError("init_scale must be finite and > 0")
     return scale.copy()
@@ -87,7 +97,8 @@ def _given_init(init, spec: ModelSpec, R: int) -> tuple:
         raise ValueError("init must be a dict with keys 'g', 'b', 'W'")
     out = []
     for name, shape in shapes.items():
-        t = torch.as_tensor(np.asarray(init[name], dtype=np.float64)).clone()
+        value = init[name].detach().numpy() if isinstance(init[name], torch.Tensor) else init[name]
+        t = torch.as_tensor(as_real_array(f"init[{name!r}]", value)).clone()
         if tuple(t.shape) != shape:
             raise ValueError(f"init[{name!r}] must have shape {shape}, got {tuple(t.shape)}")
         if not torch.isfinite(t).all():
@@ -217,10 +228,11 @@ def train_map(
         ``init_scale``), the other arguments and copylib's source. On a hit the
         generator is set to the state training would have left it in.
     """
+    spec = _check_spec(spec)
     n_steps = check_int("n_steps", n_steps, 1)
     n_records = check_int("n_records", n_records, 1)
     lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
-    C = torch.as_tensor(np.asarray(C, dtype=np.float64))
+    C = torch.as_tensor(as_real_array("C", C.detach().numpy() if isinstance(C, torch.Tensor) else C))
     check_shape("C", C, (spec.L, spec.L, spec.V, spec.V))
     if C.ndim != 5:
         raise ValueError(f"C must have shape (R, L, L, V, V), got {tuple(C.shape)}")
@@ -313,7 +325,7 @@ def lowest_objective(objective, groups) -> np.ndarray:
     objective : ``(R,)``; groups : ``(R,)`` labels. Returns one index per unique
     label, in the order of ``np.unique(groups)``.
     """
-    objective, groups = np.asarray(objective), np.asarray(groups)
+    objective, groups = as_real_array("objective", objective), np.asarray(groups)
     if objective.shape != groups.shape or objective.ndim != 1:
         raise ValueError(f"objective and groups must be 1-d of equal length, got {objective.shape} and {groups.shape}")
     if not np.isfinite(objective).all():
@@ -332,11 +344,12 @@ def nested_cooccurrence(P_values, spec: ModelSpec, rng: np.random.Generator) -> 
     each ``P`` is its first ``P`` sequences (common random numbers), so that the
     difference between neighbouring sample sizes is the added data, not a new draw.
     """
+    spec = _check_spec(spec)
     check_generator("rng", rng)
     P_values = np.asarray(P_values)
     if P_values.ndim != 1 or P_values.size == 0:
         raise ValueError("P_values must be a non-empty 1-d sequence")
-    P_values = np.asarray([check_int("P", p, 1) for p in P_values.tolist()])
+    P_values = np.asarray([check_int("P_values entries", p, 1) for p in P_values.tolist()])
     X, _ = copy_task(int(P_values.max()), spec.L, spec.V, rng, cyclic=spec.cyclic)
     order = np.argsort(P_values, kind="stable")
     C = np.empty((P_values.size, spec.L, spec.L, spec.V, spec.V))
@@ -385,8 +398,8 @@ def map_sweep(
     P_values = np.asarray(P_values)
     if P_values.ndim != 1 or P_values.size == 0:
         raise ValueError("P_values must be a non-empty 1-d sequence")
-    P_values = np.array([check_int("P", p, 1) for p in P_values.tolist()])
-    scales = np.asarray(init_scales, dtype=np.float64)
+    P_values = np.array([check_int("P_values entries", p, 1) for p in P_values.tolist()])
+    scales = as_real_array("init_scales", init_scales)
     if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
         raise ValueError(f"init_scales must be a non-empty 1-d sequence of finite values > 0, got {init_scales!r}")
     n_restarts = scales.size

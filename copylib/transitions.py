@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_int
+from ._validation import as_real_array, check_finite, check_int
 
 
 def geometric_grid(P_min: int, P_max: int, n: int) -> np.ndarray:
@@ -25,16 +25,20 @@ def geometric_grid(P_min: int, P_max: int, n: int) -> np.ndarray:
     return np.unique(np.geomspace(P_min, P_max, n).round().astype(int))
 
 
+def _check_series(name: str, values) -> np.ndarray:
+    values = as_real_array(name, values)
+    if values.ndim != 1 or values.size < 2:
+        raise ValueError(f"{name} must be 1-d with at least 2 entries, got shape {values.shape}")
+    check_finite(name, values)
+    return values
+
+
 def largest_drop(values) -> tuple[int, float]:
     """Index ``i`` and size of the largest decrease ``values[i] - values[i+1]``.
 
     values : ``(n,)``, ``n >= 2``, finite.
     """
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim != 1 or values.size < 2:
-        raise ValueError(f"values must be 1-d with at least 2 entries, got shape {values.shape}")
-    if not np.isfinite(values).all():
-        raise ValueError("values must contain only finite values")
+    values = _check_series("values", values)
     drops = values[:-1] - values[1:]
     i = int(np.argmax(drops))
     return i, float(drops[i])
@@ -47,7 +51,7 @@ def step_concentration(fine_values) -> float:
     ordered by ``P``, with a net decrease. Returns a number in ``(0, 1]``: close to
     1 for a jump, about ``1/k`` for a change that is smooth on the interval's scale.
     """
-    fine_values = np.asarray(fine_values, dtype=np.float64)
+    fine_values = _check_series("fine_values", fine_values)
     _, drop = largest_drop(fine_values)
     total = fine_values[0] - fine_values[-1]
     if not total > 0:

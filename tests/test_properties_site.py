@@ -1,0 +1,169 @@
+"""Property tests for copylib.cache, copylib.checks and copylib.explorers."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from props_helpers import budget, covers, raises_naming
+
+from copylib import cache, checks, explorers
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+params = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=4),
+                         st.one_of(st.integers(-10**6, 10**6), finite, st.text(max_size=5), st.booleans()),
+                         max_size=5)
+
+
+@covers(cache.canonical_json, cache.cache_key, cache.source_digest)
+@budget(40)
+@given(params, st.data())
+def test_cache_key_is_canonical_and_changes_with_any_parameter(p, data):
+    reordered = dict(reversed(list(p.items())))
+    assert cache.canonical_json(p) == cache.canonical_json(reordered)
+    key = cache.cache_key("exp", p, source="s")
+    assert len(key) == 64 and key == cache.cache_key("exp", reordered, source="s")
+    assert key != cache.cache_key("exp", p, source="t")           # another copylib source
+    assert key != cache.cache_key("exp", {**p, "extra!": 1}, source="s")
+    assert len(cache.source_digest()) == 64
+
+
+@covers(cache.canonical_json, cache.cache_key, cache.cached)
+@budget(20)
+@given(st.sampled_from([np.nan, np.inf, object(), np.random.default_rng(0)]))
+def test_unkeyable_parameters_are_refused(bad):
+    with raises_naming("key_params"):
+        cache.canonical_json({"x": bad})
+    with pytest.raises(ValueError, match="name"):
+        cache.cache_key("bad name", {})
+
+
+@covers(cache.cached, cache.cache_dir, cache.cache_enabled)
+@budget(15)
+@given(st.lists(finite, min_size=1, max_size=6), st.integers(0, 3))
+def test_cached_round_trip_and_switches(values, seed):
+    calls = []
+
+    def fn():
+        calls.append(1)
+        return {"x": np.asarray(values), "seed": seed}
+
+    with tempfile.TemporaryDirectory() as d:
+        first = cache.cached(fn, {"seed": seed}, name="roundtrip", directory=d)
+        again = cache.cached(fn, {"seed": seed}, name="roundtrip", directory=d)
+        assert len(calls) == 1                               # second call read the file
+        np.testing.assert_array_equal(first["x"], again["x"])
+        cache.cached(fn, {"seed": seed}, name="roundtrip", directory=d, enabled=False)
+        assert len(calls) == 2                               # disabled: always computed
+    old = os.environ.get("COPYHEAD_CACHE")
+    try:
+        os.environ["COPYHEAD_CACHE"] = "off"
+        assert not cache.cache_enabled()
+    finally:
+        os.environ.pop("COPYHEAD_CACHE") if old is None else os.environ.__setitem__("COPYHEAD_CACHE", old)
+    assert isinstance(cache.cache_dir(), Path)
+
+
+def _book(root: Path) -> None:
+    (root / "_toc.yml").write_text("root: book/intro\n")
+    (root / "book").mkdir()
+    (root / "book" / "ch.md").write_text("checks = cl.Checks('ch')\n")
+
+
+@covers(checks.Checks, checks.CheckRecord, checks.load_records, checks.report_table,
+        checks.book_root, checks.records_dir, checks.file_digest, checks.copylib_digest,
+        checks.chapters_with_checks)
+@budget(40)
+@given(finite, finite, st.floats(0, 10, allow_nan=False))
+def test_checks_pass_exactly_when_the_comparison_holds(x, y, tol):
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        _book(root)
+        c = checks.Checks("ch", source=root / "book" / "ch.md", directory=root / "records")
+        for method, args, holds in [
+            (c.below, (x, y), x < y),
+            (c.above, (x, y), x > y),
+            (c.close, (x, y), abs(x - y) <= tol + 1e-300),
+        ]:
+            kwargs = {"atol": tol + 1e-300} if method == c.close else {}
+            if holds:
+                method("claim", *args, **kwargs)
+            else:
+                with pytest.raises(AssertionError, match="claim"):
+                    method("claim", *args, **kwargs)
+            assert c.records[-1].passed == holds
+        assert checks.book_root(root / "book") == root.resolve()
+        assert checks.chapters_with_checks(root) == ["ch"]
+        recs = checks.load_records(["ch"], directory=root / "records", root=root)
+        assert len(recs) == 3 and checks.report_table(recs).count("<tr>") == 4
+        assert len(checks.file_digest(root / "book" / "ch.md")) == 64 == len(checks.copylib_digest())
+        assert isinstance(checks.records_dir(root), Path)
+
+
+@covers(checks.Checks)
+@budget(20)
+@given(st.sampled_from([np.nan, np.inf, -np.inf]))
+def test_checks_refuse_non_finite_values(bad):
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        _book(root)
+        c = checks.Checks("ch", source=root / "book" / "ch.md", directory=root / "records")
+        with raises_naming("measured"):
+            c.below("claim", bad, 1.0)
+        with raises_naming("expected"):
+            c.close("claim", 1.0, bad, atol=1.0)
+
+
+@covers(explorers.landscape_figure, explorers.linear_landscape_figure, explorers.softmax_landscape_figure,
+        explorers.landscape_explorer)
+@budget(30)
+@given(st.sampled_from(["P", "L", "V", "kind"]),
+       st.sampled_from([0, -1.0, np.nan, 1, "x"]))
+def test_explorer_bad_input_names_the_parameter(name, bad):
+    args = {"P": 100.0, "L": 8, "V": 4, "kind": "softmax"}
+    args[name] = bad
+    try:  # the same checks as the figures' (some draws are valid, e.g. P = 1)
+        explorers._check_sizes(args["P"], args["L"], args["V"])
+        valid = args["kind"] in ("linear", "softmax")
+    except (ValueError, TypeError):
+        valid = False
+    if valid:
+        return
+    with raises_naming(name):
+        explorers.landscape_figure(args["P"], args["L"], args["V"], args["kind"])
+    with raises_naming(name):
+        explorers.landscape_explorer(args["P"], args["L"], args["V"], args["kind"])
+
+
+@covers(explorers.attention_figure, explorers.attention_explorer)
+@budget(10)
+@given(st.integers(2, 8), st.integers(0, 2**16))
+def test_attention_figure_of_any_softmax_matrix(L, seed):
+    logits = np.random.default_rng(seed).normal(size=(L, L))
+    A = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    fig = explorers.attention_figure(A, "random")
+    assert "copy weight" in fig.axes[0].get_title()
+    plt.close("all")
+    with pytest.raises(ValueError, match="A must"):
+        explorers.attention_figure(A[:, :-1])
+
+
+@covers(explorers.softmax_branches)
+@budget(5)
+@given(st.lists(st.floats(10, 3000), min_size=1, max_size=4))
+def test_softmax_branches_have_at_least_one_global_minimum_per_P(P_list):
+    import copylib as cl
+
+    Ps, Ds, glob = explorers.softmax_branches(P_list, cl.ModelSpec(L=16, V=4, kind="softmax"))
+    assert Ps.shape == Ds.shape == glob.shape and np.all(np.isfinite(Ds)) and np.all(Ds >= 0)
+    assert glob.sum() == len(P_list)
