@@ -58,6 +58,22 @@ def chapter_files() -> list[Path]:
 CHAPTERS = chapter_files()
 
 
+def is_notebook(path: Path) -> bool:
+    """Whether the book executes ``path``: myst-nb runs a Markdown page only if its
+    front matter names a kernel. Other pages (API, bibliography, Reproducing) are
+    plain text whose ```bash blocks must never be run."""
+    if path.suffix == ".ipynb":
+        return True
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return False
+    front = text.split("---", 2)[1]
+    return "kernelspec" in (yaml.safe_load(front) or {})
+
+
+NOTEBOOKS = [p for p in CHAPTERS if p.exists() and is_notebook(p)]
+
+
 def test_toc_lists_chapters():
     assert CHAPTERS, "_toc.yml lists no chapter"
     missing = [str(p.relative_to(ROOT)) for p in CHAPTERS if not p.exists()]
@@ -95,8 +111,14 @@ def test_no_bare_assert_in_chapters():
     assert not offenders, f"use copylib.checks.Checks instead of assert: {offenders}"
 
 
+def test_text_pages_are_not_notebooks():
+    """The pages that are not executed are exactly those without a kernel."""
+    text_pages = {p.stem for p in CHAPTERS if p.exists() and not is_notebook(p)}
+    assert text_pages == {"api", "bibliography", "reproducing"}
+
+
 @pytest.mark.parametrize(
-    "chapter", CHAPTERS, ids=[str(p.relative_to(ROOT)) for p in CHAPTERS]
+    "chapter", NOTEBOOKS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS]
 )
 def test_chapter_executes(chapter: Path, records_dir: Path, monkeypatch):
     if not chapter.exists():
@@ -108,7 +130,7 @@ def test_chapter_executes(chapter: Path, records_dir: Path, monkeypatch):
         if not_run:
             pytest.skip(f"the validation report needs the other chapters run first in this session; not run: {not_run}")
     monkeypatch.setenv("COPYHEAD_CHECKS_DIR", str(records_dir))  # the kernel inherits it
-    notebook = jupytext.read(chapter)
+    notebook = jupytext.read(chapter, fmt="md:myst") if chapter.suffix == ".md" else jupytext.read(chapter)
     client = NotebookClient(
         notebook,
         kernel_name="python3",
