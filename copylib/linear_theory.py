@@ -1096,7 +1096,7 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
     """``P1`` from the action itself: where the minimiser leaves ``m = 0``.
 
     1. Scan ``P`` geometrically over ``[1e-3, 1e9]`` (widened if needed, see
-       :func:`_first_instability`) for the first sign change of
+       ``_first_instability``) for the first sign change of
        the lowest eigenvalue of a finite-difference Hessian of
        :func:`reduced_action` at the origin (``_numerical_origin_eigmin``,
        no use of the analytic Hessian); refine with brentq (``xtol ~ 1e-13 P``).
