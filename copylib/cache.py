@@ -16,14 +16,14 @@ Files, in the cache directory, per entry:
     file and the sha256 of its bytes, and the name, dtype and shape of every
     array.
 ``<name>-<key>-<payload sha256[:16]>.npz``
-    the arrays, written by :func:`numpy.lib.format.write_array` with
+    the arrays, written by ``numpy.lib.format.write_array`` with
     ``allow_pickle=False`` into a zip with fixed time stamps (so equal results
     give byte-identical files), read back with ``np.load(allow_pickle=False)``.
     Pickle is never written or read: an object array is refused with
     ``ValueError``.
 
 Writes go to a temporary file in the same directory, which is then renamed over
-the final name with :func:`os.replace` (atomic on POSIX and Windows): a reader
+the final name with ``os.replace`` (atomic on POSIX and Windows): a reader
 sees the old file or the new one, never a partial one. The payload is written
 before the metadata and its file name contains its checksum, so any metadata
 file that exists points to a complete payload, whatever other writers do;
@@ -39,8 +39,8 @@ a damaged file is never trusted.
 Random generators. A numpy ``Generator`` or a torch ``Generator`` cannot be
 hashed as an object, and a seed alone does not say how far it has advanced.
 The wrappers that cache a computation consuming a generator (``cache=True`` of
-:func:`copylib.train_map`, :func:`copylib.sample_collapsed_posterior`,
-:func:`copylib.sample_full_posterior`) key it by its *complete state*
+:func:`copylib.training.train_map`, :func:`copylib.sampling.sample_collapsed_posterior`,
+:func:`copylib.sampling.sample_full_posterior`) key it by its *complete state*
 (``torch.Generator.get_state()`` bytes), store the state the computation leaves
 it in, and on a hit set the generator to that state: a cached call consumes the
 generator exactly as the computation would, so what follows it in a chapter is
