@@ -4,6 +4,9 @@
   ``exp(-S(m, q))`` for a reduced action of :mod:`copylib.linear_theory`,
   integrated on a grid (not its minimum): the quantity to compare with
   posterior samples when ``m*`` is not large compared with its spread.
+* :func:`annealed_posterior_moments`: the same moments under the annealed
+  posterior integrated *exactly* over all ``L^2`` attention coordinates (four
+  numbers carry the whole dependence; no saddle point anywhere).
 * :func:`chain_group_summary`: sign-invariant sampled order parameters per
   group of chains (one ``P`` each, one data set per chain), with a standard
   error that includes the data-set spread.
@@ -22,7 +25,7 @@ from .linear_theory import action_minimum, hessian_at_origin, reduced_action
 from .model import ModelSpec
 from .sampling import mcse_mean
 
-__all__ = ["IntegratedMoments", "integrated_moments", "GroupSummary", "chain_group_summary",
+__all__ = ["IntegratedMoments", "integrated_moments", "AnnealedMoments", "annealed_posterior_moments", "GroupSummary", "chain_group_summary",
            "onset_from_squares", "MapSweepSets", "map_sweep_datasets"]
 
 
@@ -77,6 +80,153 @@ def integrated_moments(P, spec: ModelSpec, version: str = "fluct", *, n_m: int =
     m4 = float((w * M**4).sum())
     return IntegratedMoments(P=P, version=version, rms_m=float(np.sqrt(m2)), abs_m=float((w * np.abs(M)).sum()),
                              q=float((w * Q * np.sign(M)).sum()), var_m=m2, binder=1 - m4 / (3 * m2**2))
+
+
+@dataclass(frozen=True)
+class AnnealedMoments:
+    """Moments of the annealed posterior of linear attention at one ``P`` (:func:`annealed_posterior_moments`).
+
+    rms_m = sqrt(E m^2); abs_m = E|m|; q = E[q sign m]; var_m = E m^2; binder =
+    1 - E m^4 / (3 (E m^2)^2); rho_row, rho_rest : posterior means of the
+    row-sum and zero-row-sum transverse weights divided by their prior means
+    (``1`` without data); edge_mass : the largest share of probability in the
+    outermost grid cells of any coordinate (a check that the grid covers the posterior).
+    """
+
+    P: float
+    rms_m: float
+    abs_m: float
+    q: float
+    var_m: float
+    binder: float
+    rho_row: float
+    rho_rest: float
+    edge_mass: float
+
+
+def _shell_grid(n_dim: int, s_c2: float, lo: float, hi: float, n: int) -> np.ndarray:
+    """``y = ln r2`` grid for a shell of ``n_dim`` isotropic directions, in prior standard
+    deviations ``sqrt(2/n_dim)`` of ``y`` around the prior mode ``ln(n_dim s_c2)``."""
+    sd = np.sqrt(2.0 / n_dim)
+    return np.log(n_dim * s_c2) + sd * np.linspace(-lo, hi, n)
+
+
+def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int = 41, n_row: int = 32,
+                               n_rest: int = 24, m_max: float = 4.0, q_max=None, max_widen: int = 6,
+                               edge_tol: float = 1e-7) -> AnnealedMoments:
+    """Moments of ``(m, q)`` under the annealed posterior, integrated over every attention coordinate.
+
+    The annealed action (:func:`copylib.order_parameters.annealed_action`)
+    depends on ``A`` only through ``alpha_1 = |A|^2``, ``alpha_2 = |A 1|^2``,
+    ``gamma_1``, ``gamma_2``. Split ``A = m J/L + q (S - J/L) + R + Z`` with
+    ``R`` in the ``L-1`` dimensional space of row-constant matrices with zero
+    grand sum (``|A 1|^2`` sees it) and ``Z`` in the ``L^2 - L - 1`` dimensional
+    rest (zero row sums, orthogonal to ``S``). Then exactly
+
+        alpha_1 = m^2 + (L-1) q^2 + r2_row + r2_rest,   alpha_2 = L (m^2 + r2_row),
+        gamma_1 = m + (L-1) q,                          gamma_2 = L m,
+
+    with ``r2_row = |R|^2``, ``r2_rest = |Z|^2``. The Gaussian prior of ``A`` is
+    isotropic with variance ``s_c^2 = sigma_G^2/L^2`` in both subspaces, so
+    ``r2`` of an ``n``-dimensional shell has the prior density
+    ``∝ r2^{n/2 - 1} exp(-r2/(2 s_c^2))``, and the posterior of
+    ``(m, q, r2_row, r2_rest)`` is the prior of :func:`copylib.linear_theory.reduced_action`'s
+    ``(m, q)`` times these two shell densities times ``exp(-S_data)``: the only
+    approximation is the annealing of the data action. This function integrates
+    it on a 4-d tensor grid (``m``, ``q``, and ``ln r2`` of each shell;
+    trapezoid sums, which converge geometrically for these smooth, rapidly
+    decaying densities) and widens any coordinate whose outermost cells carry
+    more than ``edge_tol`` of the mass, up to ``max_widen`` times.
+
+    Parameters
+    ----------
+    P : float > 0
+        Number of training sequences.
+    spec : ModelSpec
+        ``kind="linear"``, cyclic, ``L >= 4`` (for smaller ``L`` a shell has one
+        or two directions and its very skewed density needs finer grids than these).
+    n_m, n_q, n_row, n_rest : int >= 5
+        Grid points along ``m``, ``q``, ``ln r2_row``, ``ln r2_rest``.
+    m_max : float > 0
+        Initial half-width of the (symmetric) ``m`` grid.
+    q_max : float > 0 or None
+        Initial half-width of the ``q`` grid; ``None``: 12 prior standard
+        deviations of ``q``, ``12 s_c / sqrt(L-1)``.
+    max_widen : int >= 0; edge_tol : float in (0, 1).
+
+    Returns
+    -------
+    AnnealedMoments
+
+    Raises
+    ------
+    ArithmeticError
+        If the grid still does not cover the posterior after ``max_widen`` widenings.
+    """
+    from .linear_theory import _check_P_scalar, _check_spec, _const
+
+    spec = _check_spec(spec)
+    if spec.L < 4:
+        raise ValueError(f"spec.L must be >= 4 for annealed_posterior_moments, got {spec.L}")
+    P = _check_P_scalar(P)
+    n_m, n_q = check_int("n_m", n_m, 5), check_int("n_q", n_q, 5)
+    n_row, n_rest = check_int("n_row", n_row, 5), check_int("n_rest", n_rest, 5)
+    m_max = check_positive("m_max", m_max)
+    max_widen = check_int("max_widen", max_widen, 0)
+    edge_tol = check_positive("edge_tol", edge_tol)
+    if not edge_tol < 1:
+        raise ValueError(f"edge_tol must lie in (0, 1), got {edge_tol}")
+    k = _const(spec)
+    L, V = k.L, k.V
+    n_a, n_b = L - 1, L * L - L - 1
+    if q_max is None:
+        q_max = 12 * np.sqrt(k.s_c2 / (L - 1))
+    q_max = check_positive("q_max", q_max)
+    eps, c = V * k.kappa / P, P / (2 * k.sig2 * V)
+    # in prior standard deviations of ln r2: [-lo, +hi] around the prior mode
+    span = {"m": [m_max], "q": [q_max], "row": [10.0, 6.0], "rest": [10.0, 6.0]}
+    for _ in range(max_widen + 1):
+        mg = np.linspace(-span["m"][0], span["m"][0], n_m)
+        qg = np.linspace(-span["q"][0], span["q"][0], n_q)
+        ya = _shell_grid(n_a, k.s_c2, *span["row"], n_row)
+        yb = _shell_grid(n_b, k.s_c2, *span["rest"], n_rest)
+        M, Q = mg[:, None, None, None], qg[None, :, None, None]
+        ra, rb = np.exp(ya)[None, None, :, None], np.exp(yb)[None, None, None, :]
+        a1 = M * M + (L - 1) * Q * Q + ra + rb + eps
+        a2 = L * (M * M + ra) + eps
+        g1, g2 = M + (L - 1) * Q, L * M
+        # every term in nats; the shell Jacobian r2^{n/2-1} d r2 = r2^{n/2} d ln r2
+        S = (V * (V - 1) / 2 * np.log(a1) + V / 2 * np.log(a2)
+             - c * ((V - 1) * g1 * g1 / a1 + g2 * g2 / a2)
+             + M * M / (2 * k.s_p2) + (L - 1) * Q * Q / (2 * k.s_c2)
+             + (ra + rb) / (2 * k.s_c2) - n_a / 2 * np.log(ra) - n_b / 2 * np.log(rb))
+        w = np.exp(-(S - S.min()))
+        w /= w.sum()
+        edges = {}
+        for axis, name in enumerate(("m", "q", "row", "rest")):
+            marg = w.sum(axis=tuple(a for a in range(4) if a != axis))
+            edges[name] = (marg[0], marg[-1])
+        widen = {name: e for name, e in edges.items() if max(e) > edge_tol}
+        if not widen:
+            break
+        for name, (lo_mass, hi_mass) in widen.items():
+            if name in ("m", "q"):
+                span[name][0] *= 1.5
+            else:
+                span[name][0] *= 1.5 if lo_mass > edge_tol else 1.0
+                span[name][1] *= 1.5 if hi_mass > edge_tol else 1.0
+    else:
+        raise ArithmeticError(f"annealed_posterior_moments: the grid does not cover the posterior at P = {P} "
+                              f"after {max_widen} widenings (edge mass {max(max(e) for e in edges.values()):.2g})")
+    Mb = np.broadcast_to(M, w.shape)
+    m2 = float((w * Mb**2).sum())
+    m4 = float((w * Mb**4).sum())
+    return AnnealedMoments(
+        P=P, rms_m=float(np.sqrt(m2)), abs_m=float((w * np.abs(Mb)).sum()),
+        q=float((w * Q * np.sign(M)).sum()), var_m=m2, binder=1 - m4 / (3 * m2**2),
+        rho_row=float((w * ra).sum() / (n_a * k.s_c2)), rho_rest=float((w * rb).sum() / (n_b * k.s_c2)),
+        edge_mass=float(max(max(e) for e in edges.values())),
+    )
 
 
 @dataclass(frozen=True)

@@ -376,6 +376,48 @@ def test_integrated_moments_valid(spec, P, version):
     assert r.binder <= 2 / 3 + 1e-12
 
 
+@covers(lx.annealed_posterior_moments, lx.AnnealedMoments)
+@budget(6)
+@given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
+       P=st.floats(0.5, 200))
+def test_annealed_posterior_moments_valid(spec, P):
+    r = lx.annealed_posterior_moments(P, spec, n_m=81, n_q=21, edge_tol=1e-5)
+    assert isinstance(r, lx.AnnealedMoments) and r.P == P
+    for name in ("rms_m", "abs_m", "q", "var_m", "binder", "rho_row", "rho_rest", "edge_mass"):
+        assert math.isfinite(getattr(r, name)), name
+    assert 0 <= r.abs_m <= r.rms_m * (1 + 1e-12) and r.var_m == pytest.approx(r.rms_m**2, rel=1e-12)
+    assert r.binder <= 2 / 3 + 1e-12 and 0 <= r.edge_mass <= 1e-5
+    # the data action increases with each shell's weight, so the posterior can only shrink the
+    # shells (E r2 <= prior mean); 1e-6 allows for the quadrature error of these coarse grids
+    assert 0 < r.rho_row <= 1 + 1e-6 and 0 < r.rho_rest <= 1 + 1e-6
+
+
+@covers(lx.annealed_posterior_moments)
+@budget(30)
+@given(data=st.data())
+def test_annealed_posterior_moments_invalid(data):
+    spec = cl.ModelSpec(L=4, V=2, kind="linear")
+    args = dict(P=10.0, spec=spec, n_m=11, n_q=11, n_row=7, n_rest=7, m_max=2.0, q_max=0.5, max_widen=2,
+                edge_tol=1e-3)
+    name = data.draw(st.sampled_from(sorted(args)))
+    if name == "spec":
+        value = data.draw(st.one_of(bad_spec(), st.sampled_from([cl.ModelSpec(L=4, V=2, kind="softmax"),
+                                                                 cl.ModelSpec(L=3, V=2, kind="linear")])))
+    elif name in ("n_m", "n_q", "n_row", "n_rest"):
+        value = data.draw(bad_ints(5))
+    elif name == "max_widen":
+        value = data.draw(bad_ints(0))
+    elif name in ("m_max", "q_max"):
+        value = data.draw(bad_positive())
+    elif name == "edge_tol":
+        value = data.draw(st.sampled_from([0.0, -1.0, 1.0, 2.0, math.nan, "x"]))
+    else:
+        value = data.draw(st.sampled_from([0.0, -1.0, math.nan, math.inf, "10", None, True]))
+    args[name] = value
+    with raises_naming(name):
+        lx.annealed_posterior_moments(**args)
+
+
 @covers(lx.chain_group_summary, lx.GroupSummary, lx.onset_from_squares)
 @budget(20)
 @given(G=st.integers(1, 3), R=st.integers(2, 4), n=st.integers(4, 20), seed=seeds)
