@@ -10,6 +10,7 @@
 * :func:`chain_group_summary`: sign-invariant sampled order parameters per
   group of chains (one ``P`` each, one data set per chain), with a standard
   error that includes the data-set spread.
+* :func:`half_drift_z`: a stationarity test of chains (second half against first half).
 * :func:`onset_from_squares`: a threshold estimate from ``m^2`` just above it.
 * :func:`map_sweep_datasets`: MAP-filtered Adam over ``P`` for several data sets, batched.
 """
@@ -26,7 +27,7 @@ from .model import ModelSpec
 from .sampling import mcse_mean
 
 __all__ = ["IntegratedMoments", "integrated_moments", "AnnealedMoments", "annealed_posterior_moments", "GroupSummary", "chain_group_summary",
-           "onset_from_squares", "MapSweepSets", "map_sweep_datasets"]
+           "half_drift_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets"]
 
 
 @dataclass(frozen=True)
@@ -285,6 +286,31 @@ def chain_group_summary(m, q) -> GroupSummary:
         src.append((s1, s2))
     return GroupSummary(rms_m=out["rms"], rms_m_se=out["rms_se"], q=out["q"], q_se=out["q_se"], var_m=out["var"],
                         binder=out["binder"], se_source=src)
+
+
+def half_drift_z(x) -> np.ndarray:
+    """Stationarity test: drift between the halves of each chain, in standard errors.
+
+    x : array ``(n_groups, n_chains, n_draws)`` of draws of one observable
+    (``n_chains >= 2``, ``n_draws >= 2``). For every chain ``d = mean(second
+    half) - mean(first half)``; per group the result is
+    ``|mean(d)| / (std(d, ddof=1) / sqrt(n_chains))``. Taking the difference
+    within each chain removes what the chains do not share (their data set,
+    their start), so the test measures only the Monte Carlo drift; the
+    standard error assumes the chains are independent. Returns an array
+    ``(n_groups,)``: ``0`` where every ``d`` is exactly zero, ``inf`` where all
+    ``d`` are equal and non-zero.
+    """
+    x = as_real_array("x", x)
+    if x.ndim != 3 or x.shape[1] < 2 or x.shape[2] < 2:
+        raise ValueError(f"x must have shape (n_groups, n_chains >= 2, n_draws >= 2), got {x.shape}")
+    check_finite("x", x)
+    h = x.shape[2] // 2
+    d = x[:, :, x.shape[2] - h:].mean(-1) - x[:, :, :h].mean(-1)
+    mean = np.abs(d.mean(-1))
+    se = d.std(-1, ddof=1) / np.sqrt(d.shape[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, 0.0))
 
 
 def onset_from_squares(P, m, *, tol: float = 1e-3) -> float:

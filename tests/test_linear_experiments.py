@@ -141,3 +141,20 @@ def test_annealed_posterior_moments_rejects_bad_input():
         annealed_posterior_moments(10.0, ModelSpec(L=8, V=3, kind="softmax"))
     with pytest.raises(ArithmeticError, match="grid"):
         annealed_posterior_moments(1000.0, SPEC, m_max=0.01, max_widen=0)
+
+
+def test_half_drift_z_flags_a_trend_and_passes_stationary_chains():
+    from copylib.linear_experiments import half_drift_z
+
+    rng = np.random.default_rng(3)
+    noise = rng.normal(size=(2, 10, 200))
+    # a chain-specific offset (different data sets) must not count as drift
+    offsets = rng.normal(scale=5.0, size=(2, 10, 1))
+    z = half_drift_z(noise + offsets)
+    assert z.shape == (2,) and (z < 4).all()
+    trend = np.linspace(0, 1, 200)  # drift of 0.5 between the half means, s.e. ~ 0.14 / sqrt(10)
+    assert (half_drift_z(noise + offsets + trend) > 4).all()
+    assert half_drift_z(np.zeros((1, 3, 4)))[0] == 0.0
+    assert half_drift_z(np.broadcast_to(trend, (1, 3, 200)))[0] == np.inf
+    with pytest.raises(ValueError, match="x"):
+        half_drift_z(np.zeros((1, 1, 4)))

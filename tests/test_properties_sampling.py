@@ -418,6 +418,21 @@ def test_annealed_posterior_moments_invalid(data):
         lx.annealed_posterior_moments(**args)
 
 
+@covers(lx.half_drift_z)
+@budget(20)
+@given(G=st.integers(1, 3), R=st.integers(2, 5), n=st.integers(2, 30), seed=seeds)
+def test_half_drift_z_valid(G, R, n, seed):
+    x = np.random.default_rng(seed).normal(size=(G, R, n))
+    z = lx.half_drift_z(x)
+    assert z.shape == (G,) and (z >= 0).all()
+    # invariant under a per-chain offset (data set) and under a common scale
+    assert np.allclose(lx.half_drift_z(3.0 * x + np.arange(R)[None, :, None]), z, rtol=1e-9, atol=1e-9)
+    with raises_naming("x"):
+        lx.half_drift_z(x[:, :1])
+    with raises_naming("x"):
+        lx.half_drift_z(np.where(np.arange(n) == 0, np.nan, x))
+
+
 @covers(lx.chain_group_summary, lx.GroupSummary, lx.onset_from_squares)
 @budget(20)
 @given(G=st.integers(1, 3), R=st.integers(2, 4), n=st.integers(4, 20), seed=seeds)
