@@ -112,8 +112,8 @@ def _shell_grid(n_dim: int, s_c2: float, lo: float, hi: float, n: int) -> np.nda
     return np.log(n_dim * s_c2) + sd * np.linspace(-lo, hi, n)
 
 
-def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int = 41, n_row: int = 32,
-                               n_rest: int = 24, m_max: float = 4.0, q_max=None, max_widen: int = 6,
+def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 41, n_row: int = 32,
+                               n_rest: int = 24, m_max: float = 4.0, q_max=None, max_regrid: int = 16,
                                edge_tol: float = 1e-7) -> AnnealedMoments:
     """Moments of ``(m, q)`` under the annealed posterior, integrated over every attention coordinate.
 
@@ -133,11 +133,16 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int =
     ``∝ r2^{n/2 - 1} exp(-r2/(2 s_c^2))``, and the posterior of
     ``(m, q, r2_row, r2_rest)`` is the prior of :func:`copylib.linear_theory.reduced_action`'s
     ``(m, q)`` times these two shell densities times ``exp(-S_data)``: the only
-    approximation is the annealing of the data action. This function integrates
-    it on a 4-d tensor grid (``m``, ``q``, and ``ln r2`` of each shell;
-    trapezoid sums, which converge geometrically for these smooth, rapidly
-    decaying densities) and widens any coordinate whose outermost cells carry
-    more than ``edge_tol`` of the mass, up to ``max_widen`` times.
+    approximation is the annealing of the data action.
+
+    Quadrature: a 4-d tensor grid in ``m >= 0`` (the posterior is symmetric under
+    ``(m, q) -> (-m, -q)`` and every returned moment is even under it), ``q``
+    and ``ln r2`` of each shell, with trapezoid weights (they converge
+    geometrically for these smooth, rapidly decaying densities). The grid is
+    adapted: a coordinate whose outermost cells carry more than ``edge_tol`` of
+    the mass is widened by half its span on that side, and a coordinate whose
+    mass occupies less than 40 % of its span is shrunk around the occupied
+    cells, up to ``max_regrid`` times in all.
 
     Parameters
     ----------
@@ -149,11 +154,11 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int =
     n_m, n_q, n_row, n_rest : int >= 5
         Grid points along ``m``, ``q``, ``ln r2_row``, ``ln r2_rest``.
     m_max : float > 0
-        Initial half-width of the (symmetric) ``m`` grid.
+        Initial upper end of the ``m`` grid (which starts at ``0``).
     q_max : float > 0 or None
         Initial half-width of the ``q`` grid; ``None``: 12 prior standard
         deviations of ``q``, ``12 s_c / sqrt(L-1)``.
-    max_widen : int >= 0; edge_tol : float in (0, 1).
+    max_regrid : int >= 0; edge_tol : float in (0, 1).
 
     Returns
     -------
@@ -162,7 +167,7 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int =
     Raises
     ------
     ArithmeticError
-        If the grid still does not cover the posterior after ``max_widen`` widenings.
+        If the grid does not settle on the posterior within ``max_regrid`` changes.
     """
     from .linear_theory import _check_P_scalar, _check_spec, _const
 
@@ -173,7 +178,7 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int =
     n_m, n_q = check_int("n_m", n_m, 5), check_int("n_q", n_q, 5)
     n_row, n_rest = check_int("n_row", n_row, 5), check_int("n_rest", n_rest, 5)
     m_max = check_positive("m_max", m_max)
-    max_widen = check_int("max_widen", max_widen, 0)
+    max_regrid = check_int("max_regrid", max_regrid, 0)
     edge_tol = check_positive("edge_tol", edge_tol)
     if not edge_tol < 1:
         raise ValueError(f"edge_tol must lie in (0, 1), got {edge_tol}")
@@ -184,15 +189,16 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int =
         q_max = 12 * np.sqrt(k.s_c2 / (L - 1))
     q_max = check_positive("q_max", q_max)
     eps, c = V * k.kappa / P, P / (2 * k.sig2 * V)
-    # in prior standard deviations of ln r2: [-lo, +hi] around the prior mode
-    span = {"m": [m_max], "q": [q_max], "row": [10.0, 6.0], "rest": [10.0, 6.0]}
-    for _ in range(max_widen + 1):
-        mg = np.linspace(-span["m"][0], span["m"][0], n_m)
-        qg = np.linspace(-span["q"][0], span["q"][0], n_q)
-        ya = _shell_grid(n_a, k.s_c2, *span["row"], n_row)
-        yb = _shell_grid(n_b, k.s_c2, *span["rest"], n_rest)
-        M, Q = mg[:, None, None, None], qg[None, :, None, None]
-        ra, rb = np.exp(ya)[None, None, :, None], np.exp(yb)[None, None, None, :]
+    sd_a, sd_b = np.sqrt(2.0 / n_a), np.sqrt(2.0 / n_b)  # prior widths of ln r2 of each shell
+    y_a, y_b = np.log(n_a * k.s_c2), np.log(n_b * k.s_c2)
+    names = ("m", "q", "row", "rest")
+    counts = dict(zip(names, (n_m, n_q, n_row, n_rest)))
+    box = {"m": [0.0, m_max], "q": [-q_max, q_max], "row": [y_a - 10 * sd_a, y_a + 6 * sd_a],
+           "rest": [y_b - 10 * sd_b, y_b + 6 * sd_b]}
+    for _ in range(max_regrid + 1):
+        grids = {n: np.linspace(*box[n], counts[n]) for n in names}
+        M, Q = grids["m"][:, None, None, None], grids["q"][None, :, None, None]
+        ra, rb = np.exp(grids["row"])[None, None, :, None], np.exp(grids["rest"])[None, None, None, :]
         a1 = M * M + (L - 1) * Q * Q + ra + rb + eps
         a2 = L * (M * M + ra) + eps
         g1, g2 = M + (L - 1) * Q, L * M
@@ -202,31 +208,45 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 161, n_q: int =
              + M * M / (2 * k.s_p2) + (L - 1) * Q * Q / (2 * k.s_c2)
              + (ra + rb) / (2 * k.s_c2) - n_a / 2 * np.log(ra) - n_b / 2 * np.log(rb))
         w = np.exp(-(S - S.min()))
+        if box["m"][0] == 0.0:
+            w[0] *= 0.5  # trapezoid end weight at m = 0, the mirror point of the symmetric full grid
         w /= w.sum()
-        edges = {}
-        for axis, name in enumerate(("m", "q", "row", "rest")):
-            marg = w.sum(axis=tuple(a for a in range(4) if a != axis))
-            edges[name] = (marg[0], marg[-1])
-        widen = {name: e for name, e in edges.items() if max(e) > edge_tol}
-        if not widen:
+        margs = {n: w.sum(axis=tuple(a for a in range(4) if a != i)) for i, n in enumerate(names)}
+        ends = [margs[n][-1] for n in names] + [margs[n][0] for n in names if not (n == "m" and box["m"][0] == 0.0)]
+        edge_mass = max(ends)
+        changed = False
+        for n in names:
+            mg, (lo, hi) = margs[n], box[n]
+            span = hi - lo
+            low_open = not (n == "m" and lo == 0.0)
+            if mg[-1] > edge_tol or (low_open and mg[0] > edge_tol):
+                if mg[-1] > edge_tol:
+                    box[n][1] = hi + 0.5 * span
+                if low_open and mg[0] > edge_tol:
+                    box[n][0] = max(lo - 0.5 * span, 0.0) if n == "m" else lo - 0.5 * span
+                changed = True
+                continue
+            occupied = np.flatnonzero(mg > 1e-16)
+            i0, i1 = max(occupied[0] - 2, 0), min(occupied[-1] + 2, counts[n] - 1)
+            if (i1 - i0) < 0.4 * (counts[n] - 1):
+                g = grids[n]
+                box[n] = [0.0 if (n == "m" and i0 == 0) else g[i0], g[i1]]
+                changed = True
+        if not changed:
             break
-        for name, (lo_mass, hi_mass) in widen.items():
-            if name in ("m", "q"):
-                span[name][0] *= 1.5
-            else:
-                span[name][0] *= 1.5 if lo_mass > edge_tol else 1.0
-                span[name][1] *= 1.5 if hi_mass > edge_tol else 1.0
     else:
-        raise ArithmeticError(f"annealed_posterior_moments: the grid does not cover the posterior at P = {P} "
-                              f"after {max_widen} widenings (edge mass {max(max(e) for e in edges.values()):.2g})")
+        raise ArithmeticError(f"annealed_posterior_moments: the grid did not settle on the posterior at P = {P} "
+                              f"within {max_regrid} changes (edge mass {edge_mass:.2g})")
     Mb = np.broadcast_to(M, w.shape)
     m2 = float((w * Mb**2).sum())
     m4 = float((w * Mb**4).sum())
+    # q sign m: on the half-space m >= 0 the sign is +1, except at m = 0 where it is 0
+    sign = np.broadcast_to(np.sign(M), w.shape)
     return AnnealedMoments(
-        P=P, rms_m=float(np.sqrt(m2)), abs_m=float((w * np.abs(Mb)).sum()),
-        q=float((w * Q * np.sign(M)).sum()), var_m=m2, binder=1 - m4 / (3 * m2**2),
+        P=P, rms_m=float(np.sqrt(m2)), abs_m=float((w * Mb).sum()),
+        q=float((w * Q * sign).sum()), var_m=m2, binder=1 - m4 / (3 * m2**2),
         rho_row=float((w * ra).sum() / (n_a * k.s_c2)), rho_rest=float((w * rb).sum() / (n_b * k.s_c2)),
-        edge_mass=float(max(max(e) for e in edges.values())),
+        edge_mass=float(edge_mass),
     )
 
 

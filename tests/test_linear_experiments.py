@@ -140,7 +140,7 @@ def test_annealed_posterior_moments_rejects_bad_input():
     with pytest.raises(ValueError, match="kind"):
         annealed_posterior_moments(10.0, ModelSpec(L=8, V=3, kind="softmax"))
     with pytest.raises(ArithmeticError, match="grid"):
-        annealed_posterior_moments(1000.0, SPEC, m_max=0.01, max_widen=0)
+        annealed_posterior_moments(1000.0, SPEC, m_max=0.01, max_regrid=0)
 
 
 def test_half_drift_z_flags_a_trend_and_passes_stationary_chains():

@@ -397,7 +397,7 @@ def test_annealed_posterior_moments_valid(spec, P):
 @given(data=st.data())
 def test_annealed_posterior_moments_invalid(data):
     spec = cl.ModelSpec(L=4, V=2, kind="linear")
-    args = dict(P=10.0, spec=spec, n_m=11, n_q=11, n_row=7, n_rest=7, m_max=2.0, q_max=0.5, max_widen=2,
+    args = dict(P=10.0, spec=spec, n_m=11, n_q=11, n_row=7, n_rest=7, m_max=2.0, q_max=0.5, max_regrid=2,
                 edge_tol=1e-3)
     name = data.draw(st.sampled_from(sorted(args)))
     if name == "spec":
@@ -405,7 +405,7 @@ def test_annealed_posterior_moments_invalid(data):
                                                                  cl.ModelSpec(L=3, V=2, kind="linear")])))
     elif name in ("n_m", "n_q", "n_row", "n_rest"):
         value = data.draw(bad_ints(5))
-    elif name == "max_widen":
+    elif name == "max_regrid":
         value = data.draw(bad_ints(0))
     elif name in ("m_max", "q_max"):
         value = data.draw(bad_positive())

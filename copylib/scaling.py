@@ -1,0 +1,229 @@
+"""Critical sample sizes across sequence lengths and vocabularies, and power-law fits of them.
+
+* :func:`critical_sample_sizes`: the thresholds ``P1`` (linear, continuous),
+  ``P2`` (linear, crossover to copying) and ``P3`` (softmax, first order) of
+  the saddle-point theories on a grid of ``(L, V)``, next to their closed
+  forms.
+* :func:`fit_power_law`: least squares of ``ln y`` on a constant and the logs
+  of given regressors, with standard errors.
+* :func:`posterior_crossover`: ``P2`` of the annealed posterior itself (no
+  saddle point): where the copy share of the posterior means reaches 1/2.
+
+All numbers are float64; sample sizes are in sequences.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import as_real_array, check_finite, check_positive
+from .model import ModelSpec
+
+__all__ = ["THRESHOLDS", "ThresholdTable", "critical_sample_sizes", "PowerLawFit", "fit_power_law",
+           "posterior_crossover"]
+
+#: names of the thresholds :func:`critical_sample_sizes` computes, with their definition
+THRESHOLDS = {
+    "P1_mean_field": "linear: symmetric point unstable, mean-field action (exact root of det H)",
+    "P1_map": "linear: symmetric point unstable, MAP action",
+    "P1_leading": "linear: the leading-order closed form sigma0^2 V^2 [1 + (V-1)/L + 1/(omega sigma_b^2 V^2)]",
+    "P2_mean_field": "linear: copy share of the global minimum = 1/2, mean-field action",
+    "P2_fluct": "linear: copy share of the global minimum = 1/2, one-shell fluct action",
+    "P2_map": "linear: copy share of the global minimum = 1/2, MAP action",
+    "P2_analytic_mean_field": "linear: closed form sigma0^2 L^{3/2} V / (sigma_G sqrt(omega (V-1)))",
+    "P2_analytic_fluct": "linear: closed form, positive root of the fluct quadratic (-> L^2 V/(V-1))",
+    "P3_bayes": "softmax: equal action of the pooling and copy minima, Bayesian (mean-field) action",
+    "P3_map": "softmax: equal action of the two minima, MAP action",
+    "P3_energy": "softmax: equal action of the two minima, large-P energy action of the notes",
+    "P3_leading": "softmax: leading-order closed form of the energy action (NaN below L = 2 e^3 + 1)",
+}
+
+
+def _check_sizes(name: str, values, minimum: int) -> np.ndarray:
+    a = as_real_array(name, values)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence of integers, got shape {a.shape}")
+    check_finite(name, a)
+    if np.any(a != np.round(a)) or np.any(a < minimum):
+        raise ValueError(f"{name} must contain integers >= {minimum}, got {values!r}")
+    return a.astype(int)
+
+
+@dataclass(frozen=True)
+class ThresholdTable:
+    """:func:`critical_sample_sizes` result.
+
+    L, V : int arrays ``(n,)``, the pairs (all combinations with ``V < L``);
+    values : dict name -> float array ``(n,)`` (see :data:`THRESHOLDS`); an entry
+    is NaN exactly where ``exists[name]`` is False (no such transition at that
+    ``(L, V)``: no coexistence of two softmax minima, or no root of a closed form).
+    """
+
+    L: np.ndarray
+    V: np.ndarray
+    values: dict
+    exists: dict
+
+
+def critical_sample_sizes(L_values, V_values, names=None, **spec_kwargs) -> ThresholdTable:
+    """Thresholds of the saddle-point theories for every ``(L, V)`` with ``V < L``.
+
+    Parameters
+    ----------
+    L_values : sequence of int >= 3
+    V_values : sequence of int >= 2
+    names : sequence of str or None
+        Keys of :data:`THRESHOLDS` to compute (default: all).
+    **spec_kwargs
+        Other ``ModelSpec`` fields (``sigma_G``, ``sigma_b``,
+        ``omega``, ``sigma0_sq``); cyclic task.
+
+    Returns
+    -------
+    ThresholdTable
+    """
+    from . import linear_theory as lt
+    from . import softmax_theory as st
+
+    Ls = _check_sizes("L_values", L_values, 3)
+    Vs = _check_sizes("V_values", V_values, 2)
+    names = list(THRESHOLDS) if names is None else list(names)
+    for n in names:
+        if n not in THRESHOLDS:
+            raise ValueError(f"names must be keys of THRESHOLDS {sorted(THRESHOLDS)}, got {n!r}")
+    pairs = [(L, V) for L in Ls for V in Vs if V < L]
+    if not pairs:
+        raise ValueError("V_values must contain a V < L for some L of L_values")
+    values = {n: np.full(len(pairs), np.nan) for n in names}
+    for i, (L, V) in enumerate(pairs):
+        lin = ModelSpec(L=int(L), V=int(V), kind="linear", **spec_kwargs)
+        soft = ModelSpec(L=int(L), V=int(V), kind="softmax", **spec_kwargs)
+        for n in names:
+            kind, what = n.split("_", 1)
+            if n == "P1_leading":
+                values[n][i] = lt.p1_analytic(lin, "mean_field", "leading")
+            elif kind == "P1":
+                values[n][i] = lt.p1_analytic(lin, what)
+            elif n.startswith("P2_analytic"):
+                values[n][i] = lt.p2_analytic(lin, what.split("_", 1)[1])
+            elif kind == "P2":
+                values[n][i] = lt.p2_numerical(lin, what, rtol=1e-4)
+            elif n == "P3_leading":
+                values[n][i] = st.p3_leading_order(int(L), int(V), soft)
+            else:
+                try:
+                    values[n][i] = st.first_order_point(soft, what).P3
+                except ValueError as err:  # documented outcome: no coexistence window at this size
+                    if "no coexistence" not in str(err):
+                        raise
+    exists = {n: np.isfinite(v) for n, v in values.items()}
+    return ThresholdTable(L=np.array([p[0] for p in pairs]), V=np.array([p[1] for p in pairs]), values=values,
+                          exists=exists)
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """:func:`fit_power_law` result: ``ln y = coef[0] + sum_k coef[k] ln x_k``.
+
+    names : ("const", regressor names...); coef, se : arrays ``(1 + n_regressors,)``
+    (exponents and their ordinary least-squares standard errors); residual_rms :
+    root mean square of the residuals of ``ln y``; n : number of points.
+    """
+
+    names: tuple
+    coef: np.ndarray
+    se: np.ndarray
+    residual_rms: float
+    n: int
+
+    def exponent(self, name: str) -> tuple[float, float]:
+        """``(exponent, standard error)`` of the regressor ``name``."""
+        if name not in self.names[1:]:
+            raise ValueError(f"name must be one of {self.names[1:]}, got {name!r}")
+        i = self.names.index(name)
+        return float(self.coef[i]), float(self.se[i])
+
+
+def fit_power_law(y, **regressors) -> PowerLawFit:
+    """Least-squares fit of ``ln y = c + sum_k b_k ln x_k`` (a product of powers).
+
+    y : array ``(n,)`` of positive values; regressors : name -> array ``(n,)`` of
+    positive values (at least one; ``n`` must exceed the number of coefficients).
+    The standard errors are the usual OLS ones, ``s^2 (X^T X)^{-1}`` with
+    ``s^2`` the residual variance: for deterministic ``y`` (thresholds of a
+    theory) they measure how far ``y`` is from an exact product of powers on
+    this grid, i.e. the curvature that finite-size corrections leave.
+    """
+    y = as_real_array("y", y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d, got shape {y.shape}")
+    check_finite("y", y)
+    if np.any(y <= 0):
+        raise ValueError("y must be > 0 (a power law is fitted to ln y)")
+    if not regressors:
+        raise ValueError("fit_power_law needs at least one regressor")
+    cols = [np.ones_like(y)]
+    for name, x in regressors.items():
+        x = as_real_array(name, x)
+        if x.shape != y.shape:
+            raise ValueError(f"{name} must have the shape of y {y.shape}, got {x.shape}")
+        check_finite(name, x)
+        if np.any(x <= 0):
+            raise ValueError(f"{name} must be > 0")
+        cols.append(np.log(x))
+    X = np.stack(cols, axis=1)
+    n, k = X.shape
+    if n <= k:
+        raise ValueError(f"y needs more points ({n}) than coefficients ({k})")
+    coef, *_ = np.linalg.lstsq(X, np.log(y), rcond=None)
+    resid = np.log(y) - X @ coef
+    s2 = float(resid @ resid) / (n - k)
+    cov = s2 * np.linalg.inv(X.T @ X)
+    return PowerLawFit(names=("const", *regressors), coef=coef, se=np.sqrt(np.diag(cov)),
+                       residual_rms=float(np.sqrt(np.mean(resid**2))), n=n)
+
+
+def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0, 1e6), rtol: float = 1e-3,
+                        **moment_kwargs) -> float:
+    """``P`` at which the copy share of the annealed posterior means reaches ``share``.
+
+    The copy share of the posterior is ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])``
+    with the moments of :func:`copylib.linear_experiments.annealed_posterior_moments`
+    (the posterior integrated over every order parameter, no saddle point): the
+    posterior counterpart of :func:`copylib.linear_theory.p2_numerical`. Bisection in
+    ``ln P`` inside ``P_bracket`` to relative precision ``rtol``.
+
+    Raises
+    ------
+    ArithmeticError
+        If the share does not cross ``share`` inside ``P_bracket``.
+    """
+    from .linear_experiments import annealed_posterior_moments
+
+    share = check_positive("share", share)
+    if not share < 1:
+        raise ValueError(f"share must lie in (0, 1), got {share}")
+    rtol = check_positive("rtol", rtol)
+    lo, hi = (check_positive("P_bracket", p) for p in P_bracket)
+    if not lo < hi:
+        raise ValueError(f"P_bracket must be increasing, got {P_bracket!r}")
+    L = spec.L
+
+    def f(P):
+        mom = annealed_posterior_moments(P, spec, **moment_kwargs)
+        Q = (L - 1) * mom.q
+        return Q / (mom.abs_m + Q) - share
+
+    f_lo, f_hi = f(lo), f(hi)
+    if not (f_lo < 0 < f_hi):
+        raise ArithmeticError(f"the posterior copy share does not cross {share} inside P_bracket = {P_bracket}")
+    while hi / lo > 1 + rtol:
+        mid = math.sqrt(lo * hi)
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(lo * hi)
