@@ -15,6 +15,9 @@ transition, the chapter starts runs in each basin:
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from ._validation import as_real_array, check_finite, check_int
@@ -129,6 +132,9 @@ def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf) -> tuple[float, fl
         raise ValueError(f"x and c must have the same shape (R, n) with R >= 2, n >= 1; got {x.shape}, {c.shape}")
     check_finite("x", x)
     check_finite("c", c)
+    for name, value in (("lo", lo), ("hi", hi)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+            raise TypeError(f"{name} must be a real number (not NaN), got {value!r}")
     lo, hi = float(lo), float(hi)
     if not lo < hi:
         raise ValueError(f"lo must be < hi, got lo = {lo}, hi = {hi}")
