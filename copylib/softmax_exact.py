@@ -86,6 +86,7 @@ __all__ = [
     "marginal_branches",
     "ExactTransition",
     "exact_transition",
+    "loss_of_invariants",
 ]
 
 _EDGE_NATS = 20.0  # the grid edge must lie this far below the maximum of the posterior (nats)
@@ -380,6 +381,48 @@ def _loss(a1, g1, P, spec):
     from .softmax_theory import _loss_from_invariants
 
     return _loss_from_invariants(a1, g1, P, spec)
+
+
+def loss_of_invariants(alpha_1, gamma_1, P, spec: ModelSpec):
+    """Test loss per position of row-stochastic attention with its annealed readout, from its invariants.
+
+    The definition of :func:`copylib.softmax_theory.state_loss`: the expected
+    squared error per position on fresh data of the attention ``A`` with the
+    large-``P`` posterior-mean readout ``W(A)``
+    (:func:`copylib.softmax_theory.annealed_readout`). For row-stochastic ``A`` in
+    the cyclic task it depends on ``A`` only through ``alpha_1 = |A|^2`` and
+    ``gamma_1 = sum_l A[l, l-1]``; applied to posterior samples it gives the loss
+    whose posterior mean :func:`copy_weight_marginal` computes.
+
+    Parameters
+    ----------
+    alpha_1 : array, values in ``[1, L]``
+    gamma_1 : array, values in ``[0, L]``
+    P : float or array, > 0
+        Broadcast with ``alpha_1`` and ``gamma_1``.
+    spec : ModelSpec
+        Softmax, cyclic.
+
+    Returns
+    -------
+    ndarray
+        Broadcast shape of the inputs.
+    """
+    spec = _check_spec(spec)
+    a1 = as_real_array("alpha_1", alpha_1)
+    g1 = as_real_array("gamma_1", gamma_1)
+    P = as_real_array("P", P)
+    for name, x, lo, hi in (("alpha_1", a1, 1.0, spec.L), ("gamma_1", g1, 0.0, spec.L), ("P", P, 0.0, np.inf)):
+        if not np.isfinite(x).all():
+            raise ValueError(f"{name} must contain only finite values")
+        tol = 1e-9 * spec.L
+        if name == "P" and (x <= 0).any():
+            raise ValueError(f"P must be > 0, got a minimum of {x.min()}")
+        if name != "P" and ((x < lo - tol).any() or (x > hi + tol).any()):
+            raise ValueError(f"{name} must lie in [{lo:g}, {hi:g}] (row-stochastic attention), "
+                             f"got [{x.min()}, {x.max()}]")
+    a1, g1, P = np.broadcast_arrays(a1, g1, P)
+    return _loss(a1, g1, P, spec)
 
 
 @dataclass(frozen=True)
