@@ -4,6 +4,8 @@ For softmax attention the annealed data action
 (:func:`copylib.order_parameters.annealed_action`) depends on the logits ``g``
 only through
 
+::
+
     alpha_1 = sum_l u_l,   u_l = |a_l|^2,        gamma_1 = sum_l v_l,   v_l = A[l, l-1],
 
 (``alpha_2 = gamma_2 = L`` for row-stochastic ``A``, cyclic task). Under the prior
@@ -11,6 +13,8 @@ the ``L`` rows of ``g`` are independent and identically distributed (the copy
 position of each row is a relabelling), so the prior density of the pair
 ``s = (alpha_1, gamma_1)`` is the ``L``-fold convolution ``p0`` of the density of
 one row's ``(u, v)``, and the annealed posterior of ``s`` is exactly
+
+::
 
     p(s | P) = p0(s) exp(-S(s; P)) / Z(P).
 
@@ -21,6 +25,8 @@ two-dimensional integral over ``s``.
 previous position) and ``eta`` (the other ``L - 1``), all ``N(0, sigma_G^2)``.
 With ``shift = ln sum_j e^{eta_j}``, ``rho = sum_j e^{2 eta_j}/(sum_j e^{eta_j})^2``
 and ``t = x - shift``,
+
+::
 
     v = sigmoid(t),    u = v^2 + rho (1 - v)^2.
 
@@ -34,14 +40,21 @@ need only the tilted conditional moments ``E[rho^j | t]``, ``j <= 4``.
 
 **Saddlepoint (Daniels) density.** For ``s = L grad phi(lam)``,
 
+::
+
     ln p0(s) = L phi(lam) - lam . s - ln(2 pi L) - (1/2) ln det Sigma(lam) + ln(1 + r(lam)/L),
 
 ``Sigma = Hess phi`` the tilted covariance of one row and ``r`` the standard
 second-order term built from the third and fourth tilted cumulants ``k``:
 ``r = k_ijkl S^ij S^kl / 8 - k_ijk k_lmn (S^ij S^kl S^mn / 8 + S^il S^jm S^kn / 12)``
 (``S^ij`` the inverse of ``Sigma``; McCullagh, *Tensor methods in statistics*,
-1987, section 6.3). Its relative error is ``O(L^-2)`` uniformly, including far in
-the tails (large deviations), where a Gaussian or Edgeworth approximation fails.
+1987, section 6.3). Without the last term (the default) the relative error is
+``O(1/L)`` uniformly, including far in the tails (large deviations), where a
+Gaussian or Edgeworth approximation fails; measured on the prior mean of the
+copy weight (exactly ``1/L``) it is 0.9 %, 0.3 % and 0.1 % at ``L = 8, 16, 32``.
+The term ``r`` is available (``correction=True``) but is unreliable where the
+tilted row is close to degenerate or bimodal (see
+:meth:`RowCumulants.log_prior_density`).
 
 **The marginal of the copy weight.** ``lam`` is a global coordinate on ``s``
 (``s = L grad phi`` is a bijection, ``ds = L^2 det Sigma dlam``). At fixed
