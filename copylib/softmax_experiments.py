@@ -9,10 +9,14 @@ transition, the chapter starts runs in each basin:
 * :func:`planted_init` -- a batched initial state ``{"g", "b", "W"}`` with those
   logits and the ridge (MAP) readout of each run's data;
 * :func:`interpolate_crossing` -- where a tabulated difference changes sign;
-* :func:`state_fraction` -- the share of draws on the copy side of a threshold.
+* :func:`state_fraction` -- the share of draws on the copy side of a threshold;
+* :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error.
 """
 
 from __future__ import annotations
+
+import math
+import numbers
 
 import numpy as np
 
@@ -21,7 +25,7 @@ from .evidence import optimal_readout
 from .model import ModelSpec, attention, attention_logits
 from .task import shift_matrix
 
-__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction"]
+__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "basin_mean"]
 
 
 def planted_logits(Delta, L: int) -> np.ndarray:
@@ -96,3 +100,55 @@ def state_fraction(x, threshold: float) -> np.ndarray:
         raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
     check_finite("threshold", threshold)
     return (x > threshold).mean(axis=1)
+
+
+def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf) -> tuple[float, float]:
+    """Mean of ``x`` over the draws with ``lo <= c < hi``, pooled over chains, with a jackknife error.
+
+    Parameters
+    ----------
+    x, c : arrays ``(R, n)``
+        A quantity and the copy weight of ``n`` draws in each of ``R >= 2``
+        independent chains (e.g. each with its own data set).
+    lo, hi : float
+        The basin, an interval of ``c``.
+
+    Returns
+    -------
+    mean, se : float
+        The ratio estimator ``sum x 1[basin] / sum 1[basin]`` over all draws and
+        its leave-one-chain-out jackknife standard error, which includes the
+        autocorrelation within chains and the spread between their data sets.
+        ``se`` is ``nan`` if fewer than two chains visit the basin.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, ``R < 2``, an entry is not finite, ``lo >= hi``, or no
+        draw lies in the basin.
+    """
+    x, c = as_real_array("x", x), as_real_array("c", c)
+    if x.ndim != 2 or x.shape != c.shape or x.shape[0] < 2 or x.shape[1] == 0:
+        raise ValueError(f"x and c must have the same shape (R, n) with R >= 2, n >= 1; got {x.shape}, {c.shape}")
+    check_finite("x", x)
+    check_finite("c", c)
+    for name, value in (("lo", lo), ("hi", hi)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+            raise TypeError(f"{name} must be a real number (not NaN), got {value!r}")
+    lo, hi = float(lo), float(hi)
+    if not lo < hi:
+        raise ValueError(f"lo must be < hi, got lo = {lo}, hi = {hi}")
+    inside = (c >= lo) & (c < hi)
+    num = (x * inside).sum(axis=1)
+    den = inside.sum(axis=1).astype(float)
+    if den.sum() == 0:
+        raise ValueError(f"no draw has {lo} <= c < {hi}")
+    mean = float(num.sum() / den.sum())
+    R = x.shape[0]
+    if (den > 0).sum() < 2:
+        return mean, float("nan")
+    loo = np.array([(num.sum() - num[i]) / (den.sum() - den[i]) if den.sum() > den[i] else np.nan
+                    for i in range(R)])
+    loo = loo[np.isfinite(loo)]
+    se = float(np.sqrt((loo.size - 1) / loo.size * ((loo - loo.mean()) ** 2).sum()))
+    return mean, se

@@ -11,6 +11,7 @@ interpolate_crossing: no sign change).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -32,6 +33,7 @@ from props_helpers import (
     extreme_specs,
     log_uniform,
     not_array,
+    not_bool,
     raises_naming,
     specs,
     with_nonfinite,
@@ -456,3 +458,270 @@ def test_first_order_point_follows_its_scale(scale, exponent):
     x = spec.sigma0_sq / spec.sigma_G**2
     # brentq to 1e-13, spinodal brackets differ with the scan: agreement to ~1e-9
     assert P3 == pytest.approx(ref * x, rel=1e-9)
+
+
+# --------------------------------------------------------------------------
+# copylib.softmax_exact and softmax_experiments.basin_mean
+# --------------------------------------------------------------------------
+
+from copylib import softmax_exact as se  # noqa: E402
+
+exact_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
+                    cyclic=st.just(True))
+
+
+def _small_cumulants(spec, seed, n1=5, n2=7, n_draws=32):
+    """Cheap cumulants: a few tilts around 0, a t grid wide enough for the prior of t."""
+    s = spec.sigma_G
+    return se.row_cumulants(spec, np.random.default_rng(seed), n_draws=n_draws,
+                            lam1=np.linspace(-12.0, 4.0, n1), lam2=np.linspace(-6.0, 12.0, n2),
+                            t_step=s / 4, t_range=(-12 * s - 2 * math.log(spec.L) - 4, 10 * s + 4))
+
+
+@covers(se.row_cumulants, se.RowCumulants)
+@budget(15)
+@given(spec=exact_specs, seed=seeds, n_pow=st.integers(4, 6))
+def test_row_cumulants_valid(spec, seed, n_pow):
+    cum = _small_cumulants(spec, seed, n_draws=2**n_pow)
+    assert isinstance(cum, se.RowCumulants) and cum.L == spec.L and cum.n_draws == 2**n_pow
+    assert cum.phi.shape == cum.correction.shape == cum.t_edge.shape == (5, 7)
+    assert cum.mean.shape == (5, 7, 2) and cum.cov.shape == (5, 7, 2, 2)
+    for x in (cum.phi, cum.mean, cum.cov, cum.log_prior_density(), cum.log_prior_density(True)):
+        assert_finite(x)
+    # u = |a|^2 in [1/L, 1], v = a[l-1] in [0, 1]; the tilted covariance is positive definite
+    Eu, Ev = cum.mean[..., 0], cum.mean[..., 1]
+    assert (Eu >= 1 / spec.L - 1e-12).all() and (Eu <= 1 + 1e-12).all()
+    assert (Ev >= 0).all() and (Ev <= 1).all()
+    assert (np.linalg.det(cum.cov) > 0).all() and (cum.cov[..., 1, 1] > 0).all()
+    np.testing.assert_allclose(cum.cov[..., 0, 1], cum.cov[..., 1, 0])
+    # phi(0, 0) = ln E[1] = 0 (the t quadrature holds the prior density to 1e-6)
+    assert cum.lam1[3] == 0 and cum.lam2[2] == 0 and abs(cum.phi[3, 2]) < 1e-5
+
+
+def _reachable_c(cum, n=40):
+    """A c grid that every line of the tilt grid spans (the intersection of their ranges)."""
+    v = cum.mean[..., 1]
+    lo, hi = v.min(axis=1).max(), v.max(axis=1).min()
+    return np.linspace(lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo), n)
+
+
+@covers(se.copy_weight_marginal, se.CopyWeightMarginal, se.marginal_branches, se.MarginalBranches)
+@budget(15)
+@given(spec=exact_specs, seed=seeds, P=st.one_of(st.none(), log_uniform(1e-2, 1e4)), correction=st.booleans())
+def test_copy_weight_marginal_valid(spec, seed, P, correction):
+    cum = _small_cumulants(spec, seed)
+    c = _reachable_c(cum)
+    m = se.copy_weight_marginal(P, spec, cum, c_grid=c, correction=correction, check_coverage=False)
+    assert isinstance(m, se.CopyWeightMarginal) and m.log_density.shape == m.alpha_1.shape == c.shape
+    assert_finite(m.log_density)
+    assert_finite(m.alpha_1)
+    assert np.trapezoid(np.exp(m.log_density), c) == pytest.approx(1.0, abs=1e-9)
+    # alpha_1 = sum_l |a_l|^2 lies in [1, L] for row-stochastic attention
+    assert (m.alpha_1 >= 1 - 1e-9).all() and (m.alpha_1 <= spec.L + 1e-9).all()
+    assert m.edge <= 0 and m.potential.min() == 0
+    assert c[0] - 1e-12 <= m.mean() <= c[-1] + 1e-12
+    assert np.isnan(m.loss).all() if P is None else np.isfinite(m.loss).all()
+    assert m.mass() == pytest.approx(1.0, abs=1e-9)
+    b = se.marginal_branches(m)
+    assert isinstance(b, se.MarginalBranches) and (np.diff(b.minima) > 0).all()
+    if b.n_minima >= 2:
+        assert b.minima[0] < b.barrier < b.minima[-1] and min(b.barrier_height) >= 0
+        assert sum(math.exp(-f) for f in b.free_energy) == pytest.approx(1.0, abs=1e-9)
+    else:
+        assert math.isnan(b.barrier) and all(math.isnan(f) for f in b.free_energy)
+
+
+@covers(se.marginal_branches, se.MarginalBranches, se.CopyWeightMarginal)
+@budget(30)
+@given(tilt=st.floats(-3, 3), barrier=st.floats(0.05, 20), c1=st.floats(0.03, 0.2), gap=st.floats(0.05, 0.4))
+def test_marginal_branches_of_double_wells(tilt, barrier, c1, gap):
+    c = np.linspace(0.01, 0.9, 3000)
+    c2 = c1 + gap
+    U = barrier * ((c - c1) * (c - c2) / (gap / 2) ** 2) ** 2 + tilt * (c - c1) / gap
+    logd = -U - math.log(np.trapezoid(np.exp(-U), c))
+    m = se.CopyWeightMarginal(P=10.0, c=c, log_density=logd, alpha_1=c, loss=c, edge=-30.0)
+    b = se.marginal_branches(m)
+    if b.n_minima >= 2:
+        assert c1 - 0.02 < b.minima[0] < b.barrier < b.minima[-1] < c2 + 0.02
+        p_pool, p_copy = (math.exp(-f) for f in b.free_energy)
+        assert p_pool + p_copy == pytest.approx(1.0, abs=1e-9)
+        # the basin means lie in their basins; alpha_1 = loss = c here
+        assert b.copy_weight[0] < b.barrier <= b.copy_weight[1]
+        assert b.alpha_1 == pytest.approx(b.copy_weight) and b.loss == pytest.approx(b.copy_weight)
+    # a strong tilt (|tilt| > 8 barrier, roughly) removes one minimum; a weak one never does
+    if abs(tilt) < barrier:
+        assert b.n_minima == 2
+
+
+@covers(se.exact_transition, se.ExactTransition)
+@budget(8)
+@given(spec=exact_specs, seed=seeds)
+def test_exact_transition_valid_or_documented_error(spec, seed):
+    cum = _small_cumulants(spec, seed)
+    try:
+        tr = se.exact_transition(spec, cum, P_range=(1.0, 1e4), n_scan=9, xtol=1.0)
+    except ValueError as err:  # documented: no coexistence / no crossing / grid too small
+        assert any(w in str(err) for w in ("two minima", "P_range", "cross", "tilt grid", "c_grid", "t grid"))
+        return
+    assert isinstance(tr, se.ExactTransition) and tr.P_lower <= tr.P3 <= tr.P_upper
+
+
+@covers(sx.basin_mean)
+@budget(30)
+@given(R=st.integers(2, 5), n=st.integers(1, 12), lo=st.floats(-1, 0.5), width=st.floats(0.01, 2), seed=seeds)
+def test_basin_mean_valid(R, n, lo, width, seed):
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(-1, 1.5, size=(R, n))
+    x = rng.normal(size=(R, n))
+    hi = lo + width
+    inside = (c >= lo) & (c < hi)
+    if not inside.any():
+        with pytest.raises(ValueError, match="no draw"):
+            sx.basin_mean(x, c, lo, hi)
+        return
+    mean, err = sx.basin_mean(x, c, lo, hi)
+    assert mean == pytest.approx(x[inside].mean())
+    assert math.isnan(err) == ((inside.sum(1) > 0).sum() < 2)
+    assert math.isnan(err) or err >= 0
+
+
+_SMALL_EXACT = cl.ModelSpec(L=4, V=3, kind="softmax")
+_CUM = se.row_cumulants(_SMALL_EXACT, np.random.default_rng(0), n_draws=16, lam1=np.linspace(-12.0, 4.0, 5),
+                        lam2=np.linspace(-6.0, 12.0, 7), t_step=0.25, t_range=(-20.0, 14.0))
+_C = _reachable_c(_CUM, 20)
+_MARG = se.copy_weight_marginal(5.0, _SMALL_EXACT, _CUM, c_grid=_C, check_coverage=False)
+
+
+def _exact_call(which, name, data):
+    calls = {
+        "row_cumulants": {"spec": _SMALL_EXACT, "rng": np.random.default_rng(0), "n_draws": 16,
+                          "lam1": np.linspace(-12.0, 4.0, 5), "lam2": np.linspace(-6.0, 12.0, 7),
+                          "t_step": 0.25, "t_range": (-20.0, 14.0)},
+        "copy_weight_marginal": {"P": 5.0, "spec": _SMALL_EXACT, "cumulants": _CUM, "c_grid": _C,
+                                 "correction": False, "check_coverage": False},
+        "marginal_branches": {"marginal": _MARG, "tol": 1e-6, "max_nats": 30.0},
+        "exact_transition": {"spec": _SMALL_EXACT, "cumulants": _CUM, "P_range": (1.0, 10.0), "n_scan": 5,
+                             "xtol": 1.0, "correction": False},
+    }
+    args = dict(calls[which])
+    if name not in args:
+        return None
+    if name == "spec":
+        wrong = [cl.ModelSpec(L=4, V=3, kind="linear"), cl.ModelSpec(L=4, V=3, kind="softmax", cyclic=False)]
+        if which == "row_cumulants":
+            wrong.append(cl.ModelSpec(L=2, V=3, kind="softmax"))  # L >= 3 needed
+        args[name] = data.draw(st.one_of(bad_spec(), st.sampled_from(wrong)))
+    elif name == "rng":
+        args[name] = data.draw(st.sampled_from([None, 0, torch.Generator()]))
+    elif name == "n_draws":
+        args[name] = data.draw(st.one_of(bad_ints(16), st.sampled_from([24, 100])))
+    elif name == "n_scan":
+        args[name] = data.draw(bad_ints(5))
+    elif name in ("lam1", "lam2", "c_grid"):
+        good = args[name]
+        args[name] = data.draw(st.sampled_from([good[::-1], good[:2], np.zeros(len(good)), "x"])
+                               | st.just(with_nonfinite(good, data)))
+        if name == "c_grid" and data.draw(st.booleans()):
+            args[name] = np.linspace(0.5, 1.5, 10)
+    elif name in ("t_step", "xtol", "max_nats"):
+        args[name] = data.draw(bad_positive())
+    elif name == "tol":
+        args[name] = data.draw(st.sampled_from([-1.0, math.nan, math.inf, "1", None]))
+    elif name in ("t_range", "P_range"):
+        args[name] = data.draw(st.sampled_from([(10.0, 1.0), (1.0, math.inf), 5.0, "ab", (1.0,)]
+                                               + ([(0.0, 5.0)] if name == "P_range" else [])))
+    elif name in ("correction", "check_coverage"):
+        args[name] = data.draw(not_bool())
+    elif name == "P":
+        args[name] = data.draw(st.sampled_from([0.0, -1.0, math.nan, math.inf, True, "10", np.ones(2)]))
+    elif name == "cumulants":
+        args[name] = data.draw(st.sampled_from([None, "cum", se.row_cumulants(
+            cl.ModelSpec(L=5, V=3, kind="softmax"), np.random.default_rng(0), n_draws=16,
+            lam1=np.linspace(-12.0, 4.0, 5), lam2=np.linspace(-6.0, 12.0, 7), t_step=0.25, t_range=(-20.0, 14.0))]))
+    elif name == "marginal":
+        args[name] = data.draw(st.sampled_from([None, "m", _CUM]))
+    return args
+
+
+_EXACT = ["row_cumulants", "copy_weight_marginal", "marginal_branches", "exact_transition"]
+_EXACT_PARAMS = ["spec", "rng", "n_draws", "lam1", "lam2", "t_step", "t_range", "P", "cumulants", "c_grid",
+                 "correction", "check_coverage", "marginal", "tol", "max_nats", "P_range", "n_scan", "xtol"]
+
+
+@covers(*(getattr(se, f) for f in _EXACT))
+@budget(150)
+@given(data=st.data())
+def test_softmax_exact_invalid(data):
+    which = data.draw(st.sampled_from(_EXACT))
+    name = data.draw(st.sampled_from(_EXACT_PARAMS))
+    args = _exact_call(which, name, data)
+    if args is None:
+        return
+    with raises_naming(name):
+        getattr(se, which)(**args)
+
+
+@covers(sx.basin_mean)
+@budget(40)
+@given(data=st.data())
+def test_basin_mean_invalid(data):
+    args = {"x": np.zeros((2, 3)), "c": np.full((2, 3), 0.5), "lo": 0.0, "hi": 1.0}
+    name = data.draw(st.sampled_from(sorted(args)))
+    if name in ("lo", "hi"):
+        args[name] = data.draw(st.sampled_from([math.nan, "1", None, True, 5.0 if name == "lo" else -5.0]))
+    else:
+        case = data.draw(st.sampled_from(["nonfinite", "kind", "shape"]))
+        if case == "shape":
+            args[name] = data.draw(st.sampled_from([np.zeros((1, 3)), np.zeros((2, 4)), np.zeros(3)]))
+        elif case == "nonfinite":
+            args[name] = with_nonfinite(args[name], data)
+        else:
+            args[name] = data.draw(not_array())
+    with raises_naming(name):
+        sx.basin_mean(**args)
+
+
+@covers(se.row_cumulants)
+@budget(20)
+@given(spec=extreme_specs("softmax", L=st.sampled_from([3, 4, 512])), seed=seeds)
+def test_row_cumulants_extreme_scales(spec, seed):
+    """Finite output, or the documented ValueError naming t_step / t_range (the t grid must resolve
+    and hold the logit density: defaults suit sigma_G of order one)."""
+    try:
+        cum = se.row_cumulants(spec, np.random.default_rng(seed), n_draws=16, lam1=np.linspace(-4.0, 0.0, 5),
+                               lam2=np.linspace(-4.0, 4.0, 5))
+    except ValueError as err:
+        assert re.search(r"(?<![\w.])(t_step|t_range)(?!\w)", str(err)), str(err)
+        return
+    for x in (cum.phi, cum.mean, cum.cov):
+        assert_finite(x)
+
+
+@covers(se.loss_of_invariants)
+@budget(30)
+@given(spec=exact_specs, P=log_uniform(1e-3, 1e6), seed=seeds, n=st.integers(1, 5))
+def test_loss_of_invariants_valid(spec, P, seed, n):
+    g = spec.sigma_G * np.random.default_rng(seed).normal(size=(n, spec.L, spec.L))
+    A = cl.attention(g, "softmax")
+    a1 = (A**2).sum((-1, -2))
+    g1 = np.einsum("nij,ij->n", A, cl.shift_matrix(spec.L))
+    loss = se.loss_of_invariants(a1, g1, P, spec)
+    assert loss.shape == (n,)
+    assert_finite(loss)
+    assert (loss >= -1e-12).all()  # an expected squared error
+
+
+@covers(se.loss_of_invariants)
+@budget(30)
+@given(data=st.data())
+def test_loss_of_invariants_invalid(data):
+    spec = cl.ModelSpec(L=4, V=3, kind="softmax")
+    args = {"alpha_1": np.array([1.5]), "gamma_1": np.array([1.0]), "P": 10.0, "spec": spec}
+    name = data.draw(st.sampled_from(sorted(args)))
+    if name == "spec":
+        args[name] = data.draw(bad_spec())
+    else:
+        bad = {"alpha_1": [0.5, 5.0, math.nan], "gamma_1": [-1.0, 4.5, math.inf], "P": [0.0, -1.0, math.nan]}[name]
+        args[name] = data.draw(st.sampled_from(bad + ["x", None]))
+    with raises_naming(name):
+        se.loss_of_invariants(**args)
