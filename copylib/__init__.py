@@ -18,7 +18,7 @@ One module per concept:
 * :mod:`copylib.explorers` -- interactive explorers (figures + ipywidgets).
 """
 
-from . import cache, checks, config, explorers, plotting, scaling, transitions
+from . import cache, checks, config, explorers, plotting, predictability, scaling, transitions
 from .checks import Checks
 from .evidence import (
     effective_action,

@@ -383,10 +383,10 @@ def test_integrated_moments_valid(spec, P, version):
 def test_annealed_posterior_moments_valid(spec, P):
     r = lx.annealed_posterior_moments(P, spec, n_m=81, n_q=21, edge_tol=1e-5)
     assert isinstance(r, lx.AnnealedMoments) and r.P == P
-    for name in ("rms_m", "abs_m", "q", "var_m", "binder", "rho_row", "rho_rest", "edge_mass"):
+    for name in ("rms_m", "abs_m", "q", "var_m", "var_q", "binder", "rho_row", "rho_rest", "edge_mass"):
         assert math.isfinite(getattr(r, name)), name
     assert 0 <= r.abs_m <= r.rms_m * (1 + 1e-12) and r.var_m == pytest.approx(r.rms_m**2, rel=1e-12)
-    assert r.binder <= 2 / 3 + 1e-12 and 0 <= r.edge_mass <= 1e-5
+    assert r.binder <= 2 / 3 + 1e-12 and 0 <= r.edge_mass <= 1e-5 and r.var_q >= 0
     # the data action increases with each shell's weight, so the posterior can only shrink the
     # shells (E r2 <= prior mean); 1e-6 allows for the quadrature error of these coarse grids
     assert 0 < r.rho_row <= 1 + 1e-6 and 0 < r.rho_rest <= 1 + 1e-6
