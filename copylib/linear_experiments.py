@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import as_real_array, check_finite, check_int, check_positive
-from .linear_theory import action_minimum, hessian_at_origin, reduced_action
+from .linear_theory import action_minimum, hessian_at_origin, loss_of_invariants, reduced_action
 from .model import ModelSpec
 from .sampling import mcse_mean
 
@@ -89,7 +89,9 @@ class AnnealedMoments:
 
     rms_m = sqrt(E m^2); abs_m = E|m|; q = E[q sign m]; var_m = E m^2; var_q =
     E q^2 - (E[q sign m])^2 (the posterior variance of the copy amplitude with the
-    sign gauge fixed by ``m > 0``); binder = 1 - E m^4 / (3 (E m^2)^2); rho_row, rho_rest : posterior means of the
+    sign gauge fixed by ``m > 0``); loss = the posterior mean of the test loss of
+    ``A`` with its annealed readout (:func:`copylib.linear_theory.loss_of_invariants`);
+    binder = 1 - E m^4 / (3 (E m^2)^2); rho_row, rho_rest : posterior means of the
     row-sum and zero-row-sum transverse weights divided by their prior means
     (``1`` without data); edge_mass : the largest share of probability in the
     outermost grid cells of any coordinate (a check that the grid covers the posterior).
@@ -101,6 +103,7 @@ class AnnealedMoments:
     q: float
     var_m: float
     var_q: float
+    loss: float
     binder: float
     rho_row: float
     rho_rest: float
@@ -245,9 +248,11 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int =
     # q sign m: on the half-space m >= 0 the sign is +1, except at m = 0 where it is 0
     sign = np.broadcast_to(np.sign(M), w.shape)
     q_mean = float((w * Q * sign).sum())
+    loss = float((w * loss_of_invariants(a1 - eps, a2 - eps, g1, g2, P, spec)).sum())
     return AnnealedMoments(
         P=P, rms_m=float(np.sqrt(m2)), abs_m=float((w * Mb).sum()), q=q_mean, var_m=m2,
-        var_q=max(float((w * np.broadcast_to(Q, w.shape) ** 2).sum()) - q_mean**2, 0.0), binder=1 - m4 / (3 * m2**2),
+        var_q=max(float((w * np.broadcast_to(Q, w.shape) ** 2).sum()) - q_mean**2, 0.0), loss=loss,
+        binder=1 - m4 / (3 * m2**2),
         rho_row=float((w * ra).sum() / (n_a * k.s_c2)), rho_rest=float((w * rb).sum() / (n_b * k.s_c2)),
         edge_mass=float(edge_mass),
     )

@@ -630,13 +630,15 @@ def _initial_state(init, spec: ModelSpec, R: int, generator, names) -> dict:
 
 
 def _order_record(spec: ModelSpec):
-    """Default recorder: ``m, q, r2`` of the attention (see :func:`copylib.order_parameters.order_parameters`) and ``b``."""
-    from .order_parameters import order_parameters
+    """Default recorder: ``m, q, r2`` of the attention (see :func:`copylib.order_parameters.order_parameters`),
+    ``b``, and the four invariants ``alpha_1, alpha_2, gamma_1, gamma_2`` (:func:`copylib.order_parameters.invariants`)."""
+    from .order_parameters import invariants, order_parameters
 
     def record(p):
         A = attention(attention_logits(p["g"], p["b"]), spec.kind)
         m, q, r2 = order_parameters(A)
-        return {"m": m, "q": q, "r2": r2, "b": p["b"]}
+        a1, a2, g1, g2 = invariants(A, spec.cyclic)
+        return {"m": m, "q": q, "r2": r2, "b": p["b"], "alpha_1": a1, "alpha_2": a2, "gamma_1": g1, "gamma_2": g2}
 
     return record
 
@@ -774,8 +776,9 @@ def sample_collapsed_posterior(
         given here override the defaults.
     record : "order", "all"/None, "attention", "copy_weight", or callable
         ``"order"`` (default): ``m, q, r2`` of the attention matrix
-        (:func:`copylib.order_parameters.order_parameters`) and ``b``, each
-        ``(R, n_kept)``; ``"all"``: ``g`` and ``b``; ``"attention"``: ``A``
+        (:func:`copylib.order_parameters.order_parameters`), ``b`` and the four
+        invariants ``alpha_1, alpha_2, gamma_1, gamma_2``
+        (:func:`copylib.order_parameters.invariants`), each ``(R, n_kept)``; ``"all"``: ``g`` and ``b``; ``"attention"``: ``A``
         ``(R, n_kept, L, L)``; ``"copy_weight"``: ``c`` of ``A``
         (:func:`copylib.order_parameters.copy_weight`); or ``record(params)`` with
         ``params = {"g", "b"}``.

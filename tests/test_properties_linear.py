@@ -183,6 +183,24 @@ def test_readout_and_predicted_loss_valid(spec, P, seed, r2, batch):
         np.testing.assert_allclose(loss, cl.expected_loss(A, W, spec.target), rtol=1e-10, atol=1e-12)
 
 
+@covers(lt.loss_of_invariants)
+@budget(20)
+@given(spec=linear_specs, P=Ps, seed=seeds, batch=st.sampled_from([(), (3,)]))
+def test_loss_of_invariants_valid(spec, P, seed, batch):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=batch + (spec.L, spec.L)) / spec.L
+    loss = lt.loss_of_invariants(*cl.invariants(A), P, spec)
+    assert np.shape(loss) == batch
+    assert_finite(loss)
+    # a population loss with the optimal (annealed) readout is a mean of squares, at most that of W = 0
+    assert (loss >= -1e-12).all() and (loss <= 1 + 1e-12).all()
+    for name in ("alpha_1", "alpha_2"):
+        args = dict(zip(("alpha_1", "alpha_2", "gamma_1", "gamma_2"), cl.invariants(A)))
+        args[name] = -np.abs(args[name]) - 1.0
+        with raises_naming(name):
+            lt.loss_of_invariants(**args, P=P, spec=spec)
+
+
 @covers(lt.p1_analytic, lt.p2_analytic)
 @budget(30)
 @given(spec=linear_specs, version=versions, form=st.sampled_from(["exact", "m_only", "leading"]))

@@ -129,7 +129,7 @@ def test_posterior_samplers_valid(spec, R, shared, full, record, init, seed):
     fn = sm.sample_full_posterior if full else sm.sample_collapsed_posterior
     res = fn(C, spec, R, 6, torch.Generator().manual_seed(seed % 2**63), n_warmup=3, init=init, record=record,
              thin=2)
-    names = {"order": {"m", "q", "r2", "b"}, "all": {"g", "b", "W"} if full else {"g", "b"}, None: None}[record]
+    names = {"order": {"m", "q", "r2", "b", "alpha_1", "alpha_2", "gamma_1", "gamma_2"}, "all": {"g", "b", "W"} if full else {"g", "b"}, None: None}[record]
     if names is not None:
         assert set(res.samples) == names
     if record == "order":

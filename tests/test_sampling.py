@@ -359,7 +359,8 @@ def test_collapsed_and_full_posteriors_agree_on_the_attention():
     R = 256
     col = sample_collapsed_posterior(C, spec, R, 400, torch.Generator().manual_seed(10), n_warmup=200)
     full = sample_full_posterior(C, spec, R, 800, torch.Generator().manual_seed(11), n_warmup=400)
-    assert set(col.samples) == {"m", "q", "r2", "b"} and col.samples["m"].shape == (R, 400)
+    assert set(col.samples) == {"m", "q", "r2", "b", "alpha_1", "alpha_2", "gamma_1", "gamma_2"}
+    assert col.samples["m"].shape == (R, 400)
     for res in (col, full):
         assert abs(res.accept_rate.mean() - 0.57) < 0.05
     stats = {
