@@ -634,7 +634,7 @@ def _order_record(spec: ModelSpec):
     from .order_parameters import order_parameters
 
     def record(p):
-        A = attention(attention_logits(p["g"], p["b"]), spec.kind)
+        A = attention(attention_logits(p["g"], p["b"]), spec.kind, spec.causal)
         m, q, r2 = order_parameters(A)
         return {"m": m, "q": q, "r2": r2, "b": p["b"]}
 
@@ -646,7 +646,7 @@ def _attention_record(spec: ModelSpec, what: str):
     from .order_parameters import copy_weight
 
     def record(p):
-        A = attention(attention_logits(p["g"], p["b"]), spec.kind)
+        A = attention(attention_logits(p["g"], p["b"]), spec.kind, spec.causal)
         return {"A": A} if what == "attention" else {"c": copy_weight(A)}
 
     return record

@@ -23,6 +23,7 @@ PROPERTY_MODULES = (
     "test_properties_softmax",
     "test_properties_sampling",
     "test_properties_site",
+    "test_properties_causal",
 )
 
 
