@@ -40,6 +40,8 @@ Functions:
 * :func:`row_gap_action` -- ``F`` of the per-row family and its gradient;
 * :func:`uniform_gap_minima`, :func:`uniform_gap_transition` -- minima,
   spinodals and the first-order point ``P3`` of the uniform family;
+* :func:`row_gap_noise` -- logit noise of the rows, for the per-row family
+  averaged over it (the ``"fluct"`` idea of :mod:`copylib.softmax_theory`);
 * :func:`row_gap_minimum` -- a local minimum of the per-row family (L-BFGS-B);
 * :func:`row_gap_branches` -- both branches of the per-row family along ``P``
   by continuation (hysteresis), their spinodals and ``P3``.
@@ -54,7 +56,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
-from ._validation import as_real_array, check_int
+from ._validation import as_real_array, check_int, check_positive
 from .model import ModelSpec
 
 __all__ = [
@@ -68,6 +70,8 @@ __all__ = [
     "uniform_gap_minima",
     "UniformGapTransition",
     "uniform_gap_transition",
+    "RowGapNoise",
+    "row_gap_noise",
     "row_gap_minimum",
     "RowGapBranches",
     "row_gap_branches",
@@ -263,12 +267,99 @@ def _gap_parts(Delta, P, spec, rows, version, order, sums=None):
     return out
 
 
-def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "bayes"):
+@dataclass(frozen=True)
+class RowGapNoise:
+    """Fixed draws of logit noise for every row with a target (see :func:`row_gap_noise`).
+
+    A row with gap ``Delta`` on its copy position and noise ``eta`` on its visible
+    logits has copy weight ``sigmoid(Delta - shift)`` and squared norm
+    ``c^2 + rho (1 - c)^2``, with ``shift = ln sum_{j != copy} e^{eta_j} - eta_copy`` and
+    ``rho = sum_{j != copy} e^{2 eta_j} / (sum_{j != copy} e^{eta_j})^2``: two numbers per
+    draw describe the row at every ``Delta``. Without noise ``shift = ln n`` and
+    ``rho = 1/n`` (``n`` competitors).
+
+    Attributes
+    ----------
+    shift, rho : arrays ``(n_rows, n_draws)``
+    std : float
+        The noise scale ``tau`` of the logits.
+    """
+
+    shift: np.ndarray
+    rho: np.ndarray
+    std: float
+
+    def __post_init__(self):
+        shift = np.asarray(self.shift, dtype=np.float64)
+        rho = np.asarray(self.rho, dtype=np.float64)
+        if shift.ndim != 2 or shift.shape != rho.shape or shift.size == 0:
+            raise ValueError("RowGapNoise.shift and RowGapNoise.rho must be non-empty 2-d arrays of equal shape")
+        if not (np.isfinite(shift).all() and np.isfinite(rho).all()) or (rho <= 0).any() or (rho > 1).any():
+            raise ValueError("RowGapNoise.shift must be finite and RowGapNoise.rho in (0, 1]")
+        object.__setattr__(self, "shift", shift)
+        object.__setattr__(self, "rho", rho)
+        object.__setattr__(self, "std", check_positive("std", self.std, allow_zero=True))
+
+
+def row_gap_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 1024, std=None) -> RowGapNoise:
+    """Draw the logit noise of the rows (the ``"fluct"`` idea of :mod:`copylib.softmax_theory`, per row).
+
+    Under the prior every logit direction other than the copy mode ``U``
+    (:func:`copylib.softmax_experiments.planted_logits` with ``Delta = 1``), whose
+    amplitude is the gap, is ``N(0, tau^2)``. Row ``l``'s visible logits get
+    ``eta = tau (xi - beta_l (xi . u_l) u_l)``, ``xi ~ N(0, I)``, with ``u_l`` the
+    unit vector along the row's part of ``U`` and ``beta_l = 1 - sqrt(1 - w_l)``,
+    ``w_l = |U_l|^2 / |U|^2`` the row's share of the mode: covariance
+    ``tau^2 (I - w_l u_l u_l^T)``, the exact one-row marginal with the mode
+    projected out. ``tau = sigma_G`` (prior level) by default; the hidden logits
+    do not matter.
+
+    spec : softmax ModelSpec (cyclic or causal); rng : numpy Generator;
+    n_draws : int >= 1; std : float >= 0, optional.
+    """
+    rows = copy_rows(spec)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    n_draws = check_int("n_draws", n_draws, 1)
+    tau = spec.sigma_G if std is None else check_positive("std", std, allow_zero=True)
+    share = rows.stiffness / rows.stiffness.sum()
+    shift = np.empty((rows.competitors.size, n_draws))
+    rho = np.empty_like(shift)
+    for i, (n, w) in enumerate(zip(rows.competitors.tolist(), share.tolist())):
+        xi = rng.standard_normal((n_draws, n + 1))  # column 0: the copy position
+        u = np.full(n + 1, -1.0 / (n + 1))
+        u[0] += 1.0
+        u /= np.linalg.norm(u)
+        eta = tau * (xi - (1 - math.sqrt(1 - w)) * (xi @ u)[:, None] * u)
+        rest = eta[:, 1:]
+        top = rest.max(axis=1, keepdims=True)
+        e = np.exp(rest - top)
+        shift[i] = np.log(e.sum(1)) + top[:, 0] - eta[:, 0]
+        rho[i] = (e**2).sum(1) / e.sum(1) ** 2
+    return RowGapNoise(shift, rho, tau)
+
+
+def _noise_for(noise, rows) -> tuple:
+    """``(shift, rho)`` of shape ``(n_rows, n_draws)``: the given noise, or the noise-free rows."""
+    if noise is None:
+        n = rows.competitors.astype(float)
+        return np.log(n)[:, None], (1.0 / n)[:, None]
+    if not isinstance(noise, RowGapNoise):
+        raise TypeError(f"noise must be a RowGapNoise (row_gap_noise) or None, got {type(noise).__name__}")
+    if noise.shift.shape[0] != rows.competitors.size:
+        raise ValueError(f"noise was drawn for {noise.shift.shape[0]} rows, the spec has {rows.competitors.size}")
+    return noise.shift, noise.rho
+
+
+def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "bayes", noise: RowGapNoise | None = None):
     """Reduced action of the per-row copy family and its gradient.
 
     ``F(Delta_1, ..., Delta_n) = S_v(alpha_1, L, gamma_1, n_T; P)
     + sum_l (1 - 1/(n_l + 1)) Delta_l^2 / (2 sigma_G^2)``: each row with a target
     has its own gap. The rows couple only through ``alpha_1`` and ``gamma_1``.
+    With ``noise`` (:func:`row_gap_noise`) the invariants are averaged over the
+    noisy rows first ("mean field in the rest", as ``version="fluct"`` of
+    :mod:`copylib.softmax_theory`).
 
     Delta : ``(..., n_rows)``; P : float > 0. Returns ``(F (...), dF/dDelta (..., n_rows))``.
     """
@@ -280,23 +371,28 @@ def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "bayes"):
         raise ValueError(f"Delta must have shape (..., {rows.competitors.size}) (one gap per row with a target), "
                          f"got {D.shape}")
     P = float(_check_P(P))
-    return _row_parts(D, P, spec, rows, version)
+    return _row_parts(D, P, spec, rows, version, _noise_for(noise, rows))
 
 
-def _row_parts(D, P, spec, rows, version):
-    n = rows.competitors
-    c = expit(D - np.log(n))
+def _row_weights(D, shift, rho):
+    """Noise-averaged ``c_l``, ``|A_l|^2`` and their derivatives in ``Delta_l``, each ``(..., n_rows)``."""
+    c = expit(D[..., None] - shift)
     oc = 1 - c
-    a1 = rows.fixed_alpha + (c**2 + oc**2 / n).sum(-1)
+    c1 = c * oc
+    return c.mean(-1), (c**2 + rho * oc**2).mean(-1), c1.mean(-1), (2 * (c - rho * oc) * c1).mean(-1)
+
+
+def _row_parts(D, P, spec, rows, version, shift_rho):
+    c, a, dc, da = _row_weights(D, *shift_rho)
+    a1 = rows.fixed_alpha + a.sum(-1)
     g1 = c.sum(-1)
     kl = rows.stiffness / spec.sigma_G**2
     F = _data_action(a1, g1, P, spec, rows, version) + (kl * D**2).sum(-1) / 2
-    eps, a, b = _data_coefficients(P, spec, version)
+    eps, a_, b = _data_coefficients(P, spec, version)
     x = a1 + eps
-    S_a = a / x + b * g1**2 / x**2
+    S_a = a_ / x + b * g1**2 / x**2
     S_g = -2 * b * g1 / x
-    c1 = c * oc
-    grad = S_a[..., None] * 2 * (c - oc / n) * c1 + S_g[..., None] * c1 + kl * D
+    grad = S_a[..., None] * da + S_g[..., None] * dc + kl * D
     return F, grad
 
 
@@ -445,10 +541,12 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(
 # --------------------------------------------------------------------------
 
 
-def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "bayes"):
+def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "bayes",
+                    noise: RowGapNoise | None = None):
     """A local minimum of :func:`row_gap_action` reached from ``start`` (L-BFGS-B, gaps in ``[0, 30]``).
 
-    start : float (one gap for all rows) or ``(n_rows,)``. Returns ``(Delta (n_rows,), F)``.
+    start : float (one gap for all rows) or ``(n_rows,)``; noise : see :func:`row_gap_action`.
+    Returns ``(Delta (n_rows,), F)``.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -457,11 +555,11 @@ def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "bayes")
     x0 = _per_row(_check_finite("start", start), rows).astype(float)
     if x0.shape != rows.competitors.shape:
         raise ValueError(f"start must be a float or have shape ({rows.competitors.size},), got {x0.shape}")
-    return _row_min(P, spec, rows, version, x0)
+    return _row_min(P, spec, rows, version, x0, _noise_for(noise, rows))
 
 
-def _row_min(P, spec, rows, version, x0):
-    res = minimize(lambda d: _row_parts(d, P, spec, rows, version), np.clip(x0, 0, 30), jac=True,
+def _row_min(P, spec, rows, version, x0, shift_rho):
+    res = minimize(lambda d: _row_parts(d, P, spec, rows, version, shift_rho), np.clip(x0, 0, 30), jac=True,
                    method="L-BFGS-B", bounds=[(0.0, 30.0)] * x0.size,
                    options=dict(ftol=1e-15, gtol=1e-10, maxiter=20000, maxcor=30))
     return res.x, float(res.fun)
@@ -494,7 +592,7 @@ class RowGapBranches:
 
 
 def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "bayes", copy_start: float = 5.0,
-                     tol: float = 1e-3) -> RowGapBranches:
+                     tol: float = 1e-3, noise: RowGapNoise | None = None) -> RowGapBranches:
     """Follow the minima of the per-row family up and down a grid of ``P`` (continuation).
 
     The pooling branch starts at ``Delta = 0`` at the smallest ``P`` and each
@@ -503,7 +601,9 @@ def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "bayes", copy_st
     downwards. Where a branch's minimum disappears (a spinodal) the continuation
     falls onto the other branch; ``coexist`` marks the sizes where they differ.
 
-    P_grid : increasing 1-d array of ``P > 0``.
+    P_grid : increasing 1-d array of ``P > 0``. With ``noise`` (:func:`row_gap_noise`)
+    the action is that of :func:`row_gap_action` with noise, and ``c_pool``, ``c_copy``
+    are the noise-averaged copy weights.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -511,19 +611,20 @@ def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "bayes", copy_st
     if P_grid.ndim != 1 or P_grid.size < 2 or not (np.diff(P_grid) > 0).all():
         raise ValueError("P_grid must be an increasing 1-d array of at least 2 sizes")
     rows = copy_rows(spec)
+    shift_rho = _noise_for(noise, rows)
     n = rows.competitors.size
     Dp, Dc = np.empty((P_grid.size, n)), np.empty((P_grid.size, n))
     Fp, Fc = np.empty(P_grid.size), np.empty(P_grid.size)
     x = np.zeros(n)
     for i, P in enumerate(P_grid):
-        x, Fp[i] = _row_min(float(P), spec, rows, version, x)
+        x, Fp[i] = _row_min(float(P), spec, rows, version, x, shift_rho)
         Dp[i] = x
     x = np.full(n, float(copy_start))
     for i in range(P_grid.size - 1, -1, -1):
-        x, Fc[i] = _row_min(float(P_grid[i]), spec, rows, version, x)
+        x, Fc[i] = _row_min(float(P_grid[i]), spec, rows, version, x, shift_rho)
         Dc[i] = x
-    cp = expit(Dp - np.log(rows.competitors))
-    cc = expit(Dc - np.log(rows.competitors))
+    cp = _row_weights(Dp, *shift_rho)[0]
+    cc = _row_weights(Dc, *shift_rho)[0]
     coexist = np.abs(cc.mean(-1) - cp.mean(-1)) > tol
     P3 = math.nan
     idx = np.flatnonzero(coexist)

@@ -163,3 +163,32 @@ def test_theory_rejects_other_specs():
         ct.copy_rows(cl.ModelSpec(4, 2, kind="linear"))
     with pytest.raises(ValueError, match="cyclic or causal"):
         ct.copy_rows(cl.ModelSpec(4, 2, cyclic=False))
+
+
+def test_row_noise_without_noise_is_the_noise_free_family_and_its_gradient_is_exact():
+    spec = _causal(10, 3)
+    x = np.random.default_rng(4).uniform(0, 3, 9)
+    quiet = ct.row_gap_noise(spec, np.random.default_rng(5), n_draws=3, std=0.0)
+    for a, b in zip(ct.row_gap_action(x, 150.0, spec, noise=quiet), ct.row_gap_action(x, 150.0, spec)):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+    noise = ct.row_gap_noise(spec, np.random.default_rng(6), n_draws=64)
+    F, grad = ct.row_gap_action(x, 150.0, spec, noise=noise)
+    h = 1e-5
+    num = [(ct.row_gap_action(x + h * e, 150.0, spec, noise=noise)[0]
+            - ct.row_gap_action(x - h * e, 150.0, spec, noise=noise)[0]) / (2 * h) for e in np.eye(9)]
+    np.testing.assert_allclose(grad, num, atol=1e-6)
+
+
+def test_row_noise_shifts():
+    """Noise moves the log-sum-exp of the competitors up (Jensen), except for a single competitor."""
+    spec = _causal(6, 2, sigma_G=1.5)
+    rows = ct.copy_rows(spec)
+    noise = ct.row_gap_noise(spec, np.random.default_rng(7), n_draws=4096)
+    assert noise.shift.shape == (5, 4096) and noise.std == 1.5
+    # without noise shift = ln n; with noise the mean shift is larger (log-sum-exp of noisy logits, Jensen),
+    # except for one competitor, where shift = eta_1 - eta_0 has mean 0
+    assert (noise.shift[1:].mean(1) > np.log(rows.competitors[1:])).all()
+    assert abs(noise.shift[0].mean()) < 5 * noise.shift[0].std() / np.sqrt(4096)
+    with pytest.raises(ValueError, match="rows"):
+        ct.row_gap_action(np.zeros(31), 10.0, cl.ModelSpec(32, 2, kind="softmax", cyclic=False, causal=True),
+                          noise=noise)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -116,6 +117,51 @@ def test_row_gap_branches_valid(spec, version, P0):
         assert_finite(getattr(br, name))
     assert br.F_pool.shape == br.F_copy.shape == br.coexist.shape == (3,)
     assert math.isnan(br.P3) or P[0] <= br.P3 <= P[-1]
+
+
+@covers(ct.row_gap_noise, ct.RowGapNoise, ct.row_gap_action, ct.row_gap_minimum, ct.row_gap_branches)
+@budget(10)
+@given(spec=copy_specs(L=st.integers(2, 8)), n_pow=st.integers(0, 6), std=st.floats(0.0, 3.0), seed=seeds,
+       P=log_uniform(1.0, 1e4))
+def test_row_gap_noise_valid(spec, n_pow, std, seed, P):
+    noise = ct.row_gap_noise(spec, np.random.default_rng(seed), n_draws=2**n_pow, std=std)
+    n = _n_rows(spec)
+    assert noise.shift.shape == noise.rho.shape == (n, 2**n_pow)
+    assert_finite(noise.shift)
+    assert ((noise.rho > 0) & (noise.rho <= 1)).all()
+    F, grad = ct.row_gap_action(np.ones(n), P, spec, noise=noise)
+    assert_finite(F)
+    assert_finite(grad)
+    D, Fm = ct.row_gap_minimum(P, spec, 1.0, noise=noise)
+    assert D.shape == (n,) and math.isfinite(Fm)
+    br = ct.row_gap_branches(np.array([P, 2 * P]), spec, noise=noise)
+    assert br.c_pool.shape == (2, n)
+    assert_finite(br.c_pool)
+
+
+@covers(ct.RowGapNoise, ct.row_gap_noise)
+@budget(20)
+@given(data=st.data())
+def test_row_gap_noise_invalid(data):
+    spec = cl.ModelSpec(4, 2, kind="softmax", cyclic=False, causal=True)
+    which = data.draw(st.sampled_from(["cls", "fn", "noise"]))
+    if which == "cls":
+        bad = data.draw(st.sampled_from([(np.zeros(3), np.ones(3)), (np.zeros((2, 2)), np.full((2, 2), 2.0)),
+                                         (np.full((2, 2), math.nan), np.ones((2, 2)))]))
+        with pytest.raises(ValueError, match="RowGapNoise"):
+            ct.RowGapNoise(*bad, std=1.0)
+        with raises_naming("std"):
+            ct.RowGapNoise(np.zeros((2, 2)), np.ones((2, 2)), std=-1.0)
+    elif which == "fn":
+        name = data.draw(st.sampled_from(["rng", "n_draws", "std", "spec"]))
+        args = {"spec": spec, "rng": np.random.default_rng(0), "n_draws": 4, "std": None}
+        args[name] = data.draw({"rng": st.sampled_from([None, 0, "rng"]), "n_draws": st.sampled_from([0, -1, 1.5, None]),
+                                "std": st.sampled_from([-1.0, math.nan, math.inf, "1"]), "spec": bad_spec()}[name])
+        with raises_naming(name):
+            ct.row_gap_noise(args.pop("spec"), args.pop("rng"), **args)
+    else:
+        with raises_naming("noise"):
+            ct.row_gap_action(np.zeros(3), 10.0, spec, noise=data.draw(st.sampled_from([1.0, "x", np.zeros((3, 2))])))
 
 
 @covers(cl.attention, sx.planted_logits)
