@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from ._validation import check_finite, check_generator, check_int, check_shape
-from .model import ModelSpec, _back, _to_torch, attention, attention_logits
+from .model import ModelSpec, _attention, _back, _to_torch, attention, attention_logits
 from .statistics import _logit_backward, _MomentProducts, readout_moments, sample_size, target_energy
 
 __all__ = [
@@ -196,7 +196,7 @@ def effective_action(g, b, C, spec: ModelSpec):
     """Collapsed negative log posterior of the logits, up to a ``(g, b)``-independent constant.
 
     ``negative_log_evidence(A(g, b), C, spec) + |g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2)``
-    with ``A = attention(attention_logits(g, b), spec.kind)``.
+    with ``A = attention(attention_logits(g, b), spec.kind, spec.causal)``.
 
     Parameters
     ----------
@@ -217,7 +217,7 @@ def effective_action(g, b, C, spec: ModelSpec):
     spec = _check_spec(spec)
     as_numpy, (g, b, C) = _to_torch(g, b, C, names=("g", "b", "C"))
     check_shape("g", g, (spec.L, spec.L))
-    A = attention(attention_logits(g, b), spec.kind)
+    A = attention(attention_logits(g, b), spec.kind, spec.causal)
     prior = (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2) + b**2 / (2 * spec.sigma_b**2)
     return _back(as_numpy, negative_log_evidence(A, C, spec) + prior)
 
@@ -251,7 +251,7 @@ class _CollapsedAction:
         spec = self.spec
         V, s2 = spec.V, spec.sigma_sq
         G = g + b[:, None, None]
-        A = torch.softmax(G, dim=-1) if spec.kind == "softmax" else G / spec.L
+        A = _attention(G, spec.kind, spec.causal)
         K, B = self.products.moments(A)
         chol, info = torch.linalg.cholesky_ex(K + self.kappa_eye)
         if bool((info != 0).any()):
@@ -263,7 +263,7 @@ class _CollapsedAction:
         Z = torch.linalg.solve_triangular(chol.transpose(1, 2), Zt, upper=True)
         dK = torch.cholesky_inverse(chol).mul_(0.5 * V).add_(torch.bmm(Z, Z.transpose(1, 2)), alpha=0.5 / s2)
         dA = self.products.backward(A, dK, Z / (-s2))
-        dG = _logit_backward(A, dA, spec.kind)
+        dG = _logit_backward(A, dA, spec.kind, spec.causal)
         dg = torch.add(dG, g, alpha=1.0 / spec.sigma_G**2)
         db = torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2)
         return E, dg, db

@@ -3,7 +3,10 @@
 Attention logits are positional, ``G = b J + g`` (``L x L``), with ``J`` the
 all-ones matrix, ``g_ij ~ N(0, sigma_G^2)`` and a global bias ``b ~ N(0, sigma_b^2)``.
 The attention matrix is ``A = G / L`` (linear) or ``A = row-softmax(G)`` (softmax,
-where ``b`` drops out). The output for one sequence ``X`` (``L x V``) is
+where ``b`` drops out). With a causal mask (``ModelSpec(causal=True)``) position
+``l`` sees only positions ``j <= l``: the softmax runs over those entries only,
+and linear attention divides by their number, ``A_lj = G_lj / (l + 1)``
+(0-based ``l``), so that the bias still gives every row the sum ``b``. The output for one sequence ``X`` (``L x V``) is
 ``F = A X W`` with readout ``W`` (``V x V``), ``W_ij ~ N(0, omega)``. The
 likelihood is Gaussian with variance ``sigma^2 = sigma0_sq * L``.
 
@@ -14,6 +17,7 @@ input gives numpy output (float64); torch input keeps its dtype and autograd.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +47,11 @@ class ModelSpec:
         Likelihood temperature; the noise variance is ``sigma0_sq * L``.
     cyclic : bool
         Cyclic copy target (default) or the shift without wrap-around.
+    causal : bool
+        Causal mask (default ``False``): position ``l`` attends only to
+        positions ``j <= l`` (see :func:`attention`). A causal network has no
+        wrap-around, so ``causal=True`` requires ``cyclic=False`` (the target
+        of the first position is then the zero vector).
     """
 
     L: int
@@ -53,6 +62,7 @@ class ModelSpec:
     omega: float = 1.0
     sigma0_sq: float = 1.0
     cyclic: bool = True
+    causal: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "L", check_int("L", self.L, 2))
@@ -62,6 +72,11 @@ class ModelSpec:
             object.__setattr__(self, name, check_positive(name, getattr(self, name)))
         if not isinstance(self.cyclic, bool):
             raise TypeError(f"cyclic must be a bool, got {type(self.cyclic).__name__}")
+        if not isinstance(self.causal, bool):
+            raise TypeError(f"causal must be a bool, got {type(self.causal).__name__}")
+        if self.causal and self.cyclic:
+            raise ValueError("causal=True needs cyclic=False: under a causal mask position 0 cannot see "
+                             "position L-1, so the cyclic target is unreachable (pass cyclic=False)")
 
     @property
     def sigma_sq(self) -> float:
@@ -119,20 +134,45 @@ def attention_logits(g, b):
     return _back(as_numpy, g + b[..., None, None])
 
 
-def attention(G, kind: str):
+def attention(G, kind: str, causal: bool = False):
     """Attention matrix from logits, shape ``(..., L, L)``.
 
     ``kind="linear"``: ``A = G / L``; ``kind="softmax"``: each row of ``A`` is the
     softmax of the corresponding row of ``G``.
+
+    With ``causal=True`` row ``l`` (0-based) sees only the columns ``j <= l``:
+    ``A[l, j] = 0`` for ``j > l`` and the logits there are ignored. Softmax
+    rows are normalised over the ``l + 1`` visible entries (row 0 is ``e_0``);
+    linear rows are divided by their number of visible entries,
+    ``A[l, j] = G[l, j] / (l + 1)``, the causal analogue of ``G / L``: a
+    constant logit ``b`` gives every row the causal average with row sum ``b``.
     """
     check_kind(kind)
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
     as_numpy, (G,) = _to_torch(G, names=("G",))
     check_shape("G", G, (None, None))
     if G.shape[-1] != G.shape[-2] or G.shape[-1] < 2:
         raise ValueError(f"G must be square with L >= 2 in its last two dimensions, got {tuple(G.shape)}")
     check_finite("G", G)
-    A = G / G.shape[-1] if kind == "linear" else torch.softmax(G, dim=-1)
-    return _back(as_numpy, A)
+    return _back(as_numpy, _attention(G, kind, causal))
+
+
+def _visible(L: int, like: torch.Tensor) -> torch.Tensor:
+    """Boolean ``(L, L)`` causal mask: ``True`` where ``j <= l``."""
+    return torch.ones(L, L, dtype=torch.bool, device=like.device).tril_()
+
+
+def _attention(G: torch.Tensor, kind: str, causal: bool) -> torch.Tensor:
+    """:func:`attention` without argument checks (torch in, torch out)."""
+    L = G.shape[-1]
+    if not causal:
+        return G / L if kind == "linear" else torch.softmax(G, dim=-1)
+    keep = _visible(L, G)
+    if kind == "linear":
+        counts = torch.arange(1, L + 1, dtype=G.dtype, device=G.device)[:, None]
+        return G.masked_fill(~keep, 0.0) / counts
+    return torch.softmax(G.masked_fill(~keep, -math.inf), dim=-1)
 
 
 def network_output(X, A, W):

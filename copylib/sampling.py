@@ -635,7 +635,7 @@ def _order_record(spec: ModelSpec):
     from .order_parameters import invariants, order_parameters
 
     def record(p):
-        A = attention(attention_logits(p["g"], p["b"]), spec.kind)
+        A = attention(attention_logits(p["g"], p["b"]), spec.kind, spec.causal)
         m, q, r2 = order_parameters(A)
         a1, a2, g1, g2 = invariants(A, spec.cyclic)
         return {"m": m, "q": q, "r2": r2, "b": p["b"], "alpha_1": a1, "alpha_2": a2, "gamma_1": g1, "gamma_2": g2}
@@ -648,7 +648,7 @@ def _attention_record(spec: ModelSpec, what: str):
     from .order_parameters import copy_weight
 
     def record(p):
-        A = attention(attention_logits(p["g"], p["b"]), spec.kind)
+        A = attention(attention_logits(p["g"], p["b"]), spec.kind, spec.causal)
         return {"A": A} if what == "attention" else {"c": copy_weight(A)}
 
     return record

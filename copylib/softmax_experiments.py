@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import as_real_array, check_finite, check_int
+from ._validation import as_real_array, check_bool, check_finite, check_int
 from .evidence import optimal_readout
 from .model import ModelSpec, attention, attention_logits
 from .task import shift_matrix
@@ -28,17 +28,30 @@ from .task import shift_matrix
 __all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "basin_mean"]
 
 
-def planted_logits(Delta, L: int) -> np.ndarray:
+def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
     """Logits ``Delta (S - J/L)``, shape ``(..., L, L)`` for ``Delta`` of shape ``(...)``.
 
     ``row-softmax`` of them is :func:`copylib.order_parameters.copy_attention` ``(Delta, L)``;
     their squared norm ``(L-1) Delta^2`` is the smallest among all logits with that attention.
+
+    With ``causal=True``: the smallest logits whose causal softmax
+    (:func:`copylib.model.attention` with ``causal=True``) puts the gap ``Delta``
+    on the previous position of every row ``l >= 1``: row ``l`` (0-based) is
+    ``Delta (e_{l-1} - 1/(l+1))`` on its ``l + 1`` visible entries and ``0`` on the
+    hidden ones; row 0 is zero. Squared norm ``Delta^2 sum_{n=2}^{L} (1 - 1/n)
+    = Delta^2 (L - H_L)``, ``H_L`` the harmonic number.
     """
     L = check_int("L", L, 2)
+    causal = check_bool("causal", causal)
     Delta = as_real_array("Delta", Delta)
     if not np.isfinite(Delta).all():
         raise ValueError("Delta must be finite")
-    base = shift_matrix(L, True) - 1.0 / L
+    if causal:
+        counts = np.arange(1, L + 1)[:, None]
+        base = (shift_matrix(L, False) - 1.0 / counts) * np.tri(L)
+        base[0] = 0.0
+    else:
+        base = shift_matrix(L, True) - 1.0 / L
     return Delta[..., None, None] * base
 
 
@@ -46,7 +59,7 @@ def planted_init(Delta, C, spec: ModelSpec) -> dict:
     """Initial states ``{"g": (R, L, L), "b": (R,), "W": (R, V, V)}`` planted in a copy state.
 
     Delta : float or ``(R,)`` (``0`` gives uniform pooling); C : ``(R, L, L, V, V)``.
-    ``g = Delta (S - J/L)``, ``b = 0`` and ``W`` the ridge readout of that
+    ``g = planted_logits(Delta, L, spec.causal)``, ``b = 0`` and ``W`` the ridge readout of that
     attention for each run's data (:func:`copylib.evidence.optimal_readout`).
     Drop ``"W"`` to start the collapsed sampler.
     """
@@ -60,9 +73,9 @@ def planted_init(Delta, C, spec: ModelSpec) -> dict:
     if Delta.shape not in ((), (1,), (R,)):
         raise ValueError(f"Delta must be a float or have shape ({R},) (one per run of C), got {Delta.shape}")
     Delta = np.broadcast_to(Delta, (R,))
-    g = planted_logits(Delta, spec.L)
+    g = planted_logits(Delta, spec.L, spec.causal)
     b = np.zeros(R)
-    A = attention(attention_logits(g, b), spec.kind)
+    A = attention(attention_logits(g, b), spec.kind, spec.causal)
     W = optimal_readout(A, C, spec)
     return {"g": g, "b": b, "W": np.asarray(W)}
 

@@ -244,9 +244,18 @@ class _MomentProducts:
         return dA.baddbmm_(A, D1, alpha=2.0)
 
 
-def _logit_backward(A: torch.Tensor, dA: torch.Tensor, kind: str) -> torch.Tensor:
-    """``dG`` from ``dA`` through ``A = softmax_row(G)`` or ``A = G / L`` (overwrites ``dA``)."""
+def _logit_backward(A: torch.Tensor, dA: torch.Tensor, kind: str, causal: bool = False) -> torch.Tensor:
+    """``dG`` from ``dA`` through ``A = softmax_row(G)`` or ``A = G / L`` (overwrites ``dA``).
+
+    With the causal mask (:func:`copylib.model.attention`): softmax needs no change
+    (``A = 0`` at the hidden entries, so ``dG = A (dA - <dA, A>_row)`` vanishes
+    there); linear attention ``A[l, j] = G[l, j] / (l + 1)`` for ``j <= l``.
+    """
     if kind == "softmax":
         dA -= (dA * A).sum(-1, keepdim=True)
         return dA.mul_(A)
-    return dA.div_(A.shape[-1])
+    L = A.shape[-1]
+    if not causal:
+        return dA.div_(L)
+    counts = torch.arange(1, L + 1, dtype=dA.dtype)[:, None]
+    return dA.div_(counts).mul_(torch.ones(L, L, dtype=dA.dtype).tril_())

@@ -28,7 +28,7 @@ import torch
 
 from ._validation import as_real_array, check_generator, check_int, check_positive, check_shape
 from .losses import empirical_loss, expected_loss
-from .model import ModelSpec, attention, attention_logits, prior_energy
+from .model import ModelSpec, _attention, attention, attention_logits, prior_energy
 from .statistics import _logit_backward, _MomentProducts, cooccurrence, sum_squared_error, target_energy
 from .task import copy_task
 
@@ -66,7 +66,7 @@ def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
     ``y2``: optional precomputed :func:`copylib.statistics.target_energy` of ``C``.
     """
     _check_spec(spec)
-    A = attention(attention_logits(g, b), spec.kind)
+    A = attention(attention_logits(g, b), spec.kind, spec.causal)
     sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=A.dtype), y2=y2)
     return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
 
@@ -142,7 +142,7 @@ class _Objective:
     def attention(self, g, b):
         """Attention of the state's logits (no argument checks: the state is ours)."""
         G = g + b[:, None, None]
-        return torch.softmax(G, dim=-1) if self.spec.kind == "softmax" else G / self.L
+        return _attention(G, self.spec.kind, self.spec.causal)
 
     def gradient(self, x: torch.Tensor, grad: torch.Tensor, value: bool = False):
         """Write ``dU/dx`` at the flat state ``x`` into ``grad`` (same shape).
@@ -168,7 +168,7 @@ class _Objective:
         torch.add(KW2 - 2 * B, W, alpha=2 * s2 / spec.omega, out=dW)
         dW.mul_(0.5 / s2)
         dA = self.products.backward(A, torch.bmm(W, W.transpose(1, 2)).mul_(0.5 / s2), W / (-s2))
-        dG = _logit_backward(A, dA, spec.kind)
+        dG = _logit_backward(A, dA, spec.kind, spec.causal)
         torch.add(dG, g, alpha=1.0 / spec.sigma_G**2, out=dg)
         torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2, out=db)
         return U, (dg, db, dW)

@@ -127,15 +127,16 @@ def test_gradient_matches_finite_differences(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("cyclic", [True, False])
+@pytest.mark.parametrize("cyclic, causal", [(True, False), (False, False), (False, True)])
 @pytest.mark.parametrize("layout", ["distinct", "repeated", "shared"])
-def test_collapsed_action_gradient_matches_autograd(kind, cyclic, layout):
+def test_collapsed_action_gradient_matches_autograd(kind, cyclic, causal, layout):
     """The collapsed sampler's hand-written energy and gradient equal effective_action and
     its autograd gradient, to rounding, for each layout of the chains' data."""
     from copylib.evidence import _CollapsedAction
 
     L, V, R = 5, 3, 6
-    spec = cl.ModelSpec(L, V, kind=kind, sigma_G=0.8, sigma_b=1.4, omega=0.6, sigma0_sq=0.3, cyclic=cyclic)
+    spec = cl.ModelSpec(L, V, kind=kind, sigma_G=0.8, sigma_b=1.4, omega=0.6, sigma0_sq=0.3, cyclic=cyclic,
+                        causal=causal)
     rng = np.random.default_rng(50)
     sets = [cl.cooccurrence(cl.copy_task(int(rng.integers(2, 40)), L, V, rng, cyclic=cyclic)[0]) for _ in range(R)]
     C = torch.as_tensor({"distinct": np.stack(sets), "repeated": np.repeat(np.stack(sets[:3]), 2, axis=0),

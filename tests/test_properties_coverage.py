@@ -24,6 +24,7 @@ PROPERTY_MODULES = (
     "test_properties_sampling",
     "test_properties_site",
     "test_properties_scaling",
+    "test_properties_causal",
 )
 
 

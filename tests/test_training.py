@@ -243,12 +243,13 @@ def _reference_train(C, spec, gen, n_steps, lr=0.05, lr_final=1e-3):
 
 
 @pytest.mark.parametrize("kind", ["linear", "softmax"])
-@pytest.mark.parametrize("cyclic", [True, False])
+@pytest.mark.parametrize("cyclic, causal", [(True, False), (False, False), (False, True)])
 @pytest.mark.parametrize("layout", ["distinct", "repeated", "shared"])
-def test_objective_gradient_matches_autograd(kind, cyclic, layout):
+def test_objective_gradient_matches_autograd(kind, cyclic, causal, layout):
     """The hand-written gradient (and value) of U equal autograd's on map_objective, to rounding,
     whether the runs have distinct data sets, blocks of repeated ones, or one shared C."""
-    spec = ModelSpec(L=6, V=3, kind=kind, sigma_G=0.7, sigma_b=1.3, omega=0.4, sigma0_sq=0.2, cyclic=cyclic)
+    spec = ModelSpec(L=6, V=3, kind=kind, sigma_G=0.7, sigma_b=1.3, omega=0.4, sigma0_sq=0.2, cyclic=cyclic,
+                     causal=causal)
     R = 6
     C = torch.as_tensor(nested_cooccurrence([4, 9, 30], spec, np.random.default_rng(1)))
     C_runs = {"distinct": torch.as_tensor(nested_cooccurrence([3, 5, 8, 13, 21, 34], spec, np.random.default_rng(2))),
