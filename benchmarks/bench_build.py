@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_build.py                     # every chapter of _toc.yml, once
+    python benchmarks/bench_build.py                     # every executed chapter of _toc.yml, once
     python benchmarks/bench_build.py --baseline HEAD~3   # side by side with an older revision
     python benchmarks/bench_build.py --full-build        # also a clean `jupyter-book build`
 
@@ -77,8 +77,20 @@ def toc_chapters(root: Path) -> list[str]:
         path = root / name
         if path.suffix not in (".md", ".ipynb"):
             path = path.with_suffix(".md")
-        out.append(str(path.relative_to(root)))
+        if is_notebook(path):  # the build executes only these; Reproducing's bash blocks must not run
+            out.append(str(path.relative_to(root)))
     return out
+
+
+def is_notebook(path: Path) -> bool:
+    """Whether the book executes ``path`` (the rule of tests/test_chapters.py): an ``.ipynb``,
+    or a Markdown page whose front matter names a kernel."""
+    if path.suffix == ".ipynb":
+        return True
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return False
+    return "kernelspec" in (yaml.safe_load(text.split("---", 2)[1]) or {})
 
 
 def load() -> str:
