@@ -59,7 +59,9 @@ class ThresholdTable:
     L, V : int arrays ``(n,)``, the pairs (all combinations with ``V < L``);
     values : dict name -> float array ``(n,)`` (see :data:`THRESHOLDS`); an entry
     is NaN exactly where ``exists[name]`` is False (no such transition at that
-    ``(L, V)``: no coexistence of two softmax minima, or no root of a closed form).
+    ``(L, V)``: no coexistence of two softmax minima, no root of a closed form, or
+    no crossover to locate because the copy share is already above 1/2 at ``P1``,
+    e.g. ``L = 16, V = 12``).
     """
 
     L: np.ndarray
@@ -110,7 +112,10 @@ def critical_sample_sizes(L_values, V_values, names=None, **spec_kwargs) -> Thre
             elif n.startswith("P2_analytic"):
                 values[n][i] = lt.p2_analytic(lin, what.split("_", 1)[1])
             elif kind == "P2":
-                values[n][i] = lt.p2_numerical(lin, what, rtol=1e-4)
+                try:
+                    values[n][i] = lt.p2_numerical(lin, what, rtol=1e-4)
+                except ArithmeticError:  # documented outcome: copying dominates from the onset, no crossover
+                    pass
             elif n == "P3_leading":
                 values[n][i] = st.p3_leading_order(int(L), int(V), soft)
             else:

@@ -78,7 +78,6 @@ equal basin free energies).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +88,7 @@ from scipy.stats import qmc
 
 from ._validation import as_real_array, check_bool, check_generator, check_int, check_positive
 from .model import ModelSpec
+from .softmax_theory import _check_scalar_P
 
 __all__ = [
     "RowCumulants",
@@ -126,15 +126,6 @@ def _check_grid(name: str, x, n_min: int = 5) -> np.ndarray:
     if not (np.diff(x) > 0).all():
         raise ValueError(f"{name} must be strictly increasing")
     return x.astype(np.float64)
-
-
-def _check_P(P) -> float:
-    if isinstance(P, bool) or not isinstance(P, numbers.Real):
-        raise TypeError(f"P must be a real number, got {type(P).__name__}")
-    P = float(P)
-    if not math.isfinite(P) or P <= 0:
-        raise ValueError(f"P must be finite and > 0, got {P}")
-    return P
 
 
 # --------------------------------------------------------------------------
@@ -558,7 +549,7 @@ def copy_weight_marginal(P, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=
     """
     spec = _check_spec(spec)
     cum = _check_cumulants(cumulants, spec)
-    P = None if P is None else _check_P(P)
+    P = None if P is None else _check_scalar_P("P", P)
     correction = check_bool("correction", correction)
     check_coverage = check_bool("check_coverage", check_coverage)
     c = _check_grid("c_grid", np.linspace(0.01, 0.7, 1381) if c_grid is None else c_grid)

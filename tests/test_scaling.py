@@ -121,3 +121,10 @@ def test_power_law_forecast_rejects_bad_input():
         power_law_forecast([1.0, 2.0], [0.0, 2.0], 3.0)
     with pytest.raises(ValueError, match="target"):
         power_law_forecast([1.0, 2.0], [1.0, 2.0], -3.0)
+
+
+def test_critical_sample_sizes_marks_a_missing_crossover():
+    # at L = 16, V = 12 the mean-field copy share is above 1/2 right at P1: no crossover to locate
+    t = critical_sample_sizes([16], [12], names=["P2_mean_field", "P1_mean_field"])
+    assert not t.exists["P2_mean_field"][0] and np.isnan(t.values["P2_mean_field"][0])
+    assert t.exists["P1_mean_field"][0]
