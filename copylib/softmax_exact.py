@@ -476,6 +476,12 @@ class CopyWeightMarginal:
         p = np.exp(self.log_density - self.log_density.max()) * ((self.c >= lo) & (self.c < hi))
         return float(np.trapezoid(p * val, self.c) / np.trapezoid(p, self.c))
 
+    def var(self) -> float:
+        """Posterior variance of the copy weight ``c`` (the susceptibility of the copy order parameter)."""
+        p = np.exp(self.log_density - self.log_density.max())
+        mean = np.trapezoid(p * self.c, self.c) / np.trapezoid(p, self.c)
+        return float(np.trapezoid(p * (self.c - mean) ** 2, self.c) / np.trapezoid(p, self.c))
+
     def mass(self, lo: float = -np.inf, hi: float = np.inf) -> float:
         """Posterior probability of ``lo <= c < hi`` (trapezoid rule on the grid)."""
         p = np.exp(self.log_density) * ((self.c >= lo) & (self.c < hi))

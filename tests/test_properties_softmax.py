@@ -520,6 +520,8 @@ def test_copy_weight_marginal_valid(spec, seed, P, correction):
     assert (m.alpha_1 >= 1 - 1e-9).all() and (m.alpha_1 <= spec.L + 1e-9).all()
     assert m.edge <= 0 and m.potential.min() == 0
     assert c[0] - 1e-12 <= m.mean() <= c[-1] + 1e-12
+    # a variance on the grid's range: non-negative and at most (range / 2)^2 (Popoviciu)
+    assert 0 <= m.var() <= (c[-1] - c[0]) ** 2 / 4 + 1e-12
     assert np.isnan(m.loss).all() if P is None else np.isfinite(m.loss).all()
     assert m.mass() == pytest.approx(1.0, abs=1e-9)
     b = se.marginal_branches(m)

@@ -84,6 +84,9 @@ def test_prior_marginal_matches_brute_monte_carlo(small_cum):
     assert m.mean() == pytest.approx(1 / SMALL.L, rel=0.015)
     assert m.mean("alpha_1") == pytest.approx(a1.mean(), rel=0.015)
     assert abs(c.mean() - 1 / SMALL.L) < 4 * c.std() / math.sqrt(c.size)  # the draws themselves
+    # the variance (the susceptibility the predictability chapter extrapolates): the same 1.5 % saddlepoint
+    # allowance plus 4 standard errors of a sample variance, sqrt(2/n) relative
+    assert m.var() == pytest.approx(c.var(ddof=1), rel=0.015 + 4 * math.sqrt(2 / c.size))
     # tail probabilities (a large deviation for 8 rows) within 5 % of the draws
     for q in (0.2, 0.25):
         frac = (c > q).mean()
