@@ -8,8 +8,9 @@ One module per concept:
 * :mod:`copylib.losses` -- test/train losses and reference predictors;
 * :mod:`copylib.training` -- Adam (MAP) training batched over runs;
 * :mod:`copylib.evidence` -- the evidence of an attention matrix (readout integrated out);
-* :mod:`copylib.order_parameters` -- invariants, order parameters and the annealed action;
+* :mod:`copylib.order_parameters` -- invariants, order parameters and the plug-in action;
 * :mod:`copylib.sampling` -- batched Langevin/MALA samplers and convergence diagnostics;
+* :mod:`copylib.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and z-score calibration;
 * :mod:`copylib.transitions` -- locating and classifying changes across sample sizes;
 * :mod:`copylib.checks` -- executed checks of the chapters' claims, recorded for the validation report;
 * :mod:`copylib.config` -- the default / paper-scale switch;
@@ -18,7 +19,7 @@ One module per concept:
 * :mod:`copylib.explorers` -- interactive explorers (figures + ipywidgets).
 """
 
-from . import cache, checks, config, explorers, plotting, predictability, scaling, transitions
+from . import cache, checks, config, diagnostics, explorers, plotting, predictability, scaling, transitions
 from .checks import Checks
 from .evidence import (
     effective_action,
@@ -39,8 +40,8 @@ from .losses import (
 )
 from .model import ModelSpec, attention, attention_logits, network_output, prior_energy
 from .order_parameters import (
-    annealed_action,
-    annealed_action_of_attention,
+    plugin_action,
+    plugin_action_of_attention,
     attention_from_order_parameters,
     copy_attention,
     copy_weight,

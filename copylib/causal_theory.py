@@ -8,8 +8,8 @@ family puts a logit gap ``Delta_l`` on the previous position of row ``l``::
 
     c_l = A[l, l-1] = 1 / (1 + l e^{-Delta_l}),     |A_l|^2 = c_l^2 + (1 - c_l)^2 / l.
 
-Vocabulary permutation symmetry is untouched by the mask, so the annealed data
-action :func:`copylib.order_parameters.annealed_action` still applies, with the
+Vocabulary permutation symmetry is untouched by the mask, so the plug-in data
+action :func:`copylib.order_parameters.plugin_action` still applies, with the
 invariants (:func:`copylib.order_parameters.invariants`, non-cyclic target)::
 
     alpha_1 = 1 + sum_{l>=1} |A_l|^2,   alpha_2 = L,   gamma_1 = sum_{l>=1} c_l,   gamma_2 = L - 1
@@ -82,7 +82,7 @@ VERSIONS = ("bayes", "map")
 
 @dataclass(frozen=True)
 class CopyRows:
-    """The rows of a softmax copy state, as the annealed action sees them.
+    """The rows of a softmax copy state, as the plug-in action sees them.
 
     Attributes
     ----------
@@ -195,7 +195,7 @@ def _data_coefficients(P, spec, version):
 
 
 def _data_action(a1, g1, P, spec, rows, version):
-    """Annealed data action of a row-stochastic copy state (``alpha_2 = L``, ``gamma_2 = n_T``)."""
+    """Plug-in data action of a row-stochastic copy state (``alpha_2 = L``, ``gamma_2 = n_T``)."""
     V, L, nT = spec.V, rows.L, rows.n_targets
     eps, a, b = _data_coefficients(P, spec, version)
     occam = a * np.log1p(a1 / eps) + (V / 2 * np.log1p(L / eps) if a else 0.0)
@@ -207,7 +207,7 @@ def gap_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", order: int 
 
     ``F = S_v(alpha_1(Delta), L, gamma_1(Delta), n_T; P) + k Delta^2 / 2`` with
     ``k = sum_l (1 - 1/(n_l + 1)) / sigma_G^2`` (``(L-1)/sigma_G^2`` cyclic,
-    ``(L - H_L)/sigma_G^2`` causal) and ``S_v`` the annealed data action
+    ``(L - H_L)/sigma_G^2`` causal) and ``S_v`` the plug-in data action
     (``"bayes"``) or that without its log-determinants (``"map"``). For a cyclic
     spec this is :func:`copylib.softmax_theory.reduced_action` (tested).
 

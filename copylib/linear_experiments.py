@@ -4,7 +4,7 @@
   ``exp(-S(m, q))`` for a reduced action of :mod:`copylib.linear_theory`,
   integrated on a grid (not its minimum): the quantity to compare with
   posterior samples when ``m*`` is not large compared with its spread.
-* :func:`annealed_posterior_moments`: the same moments under the annealed
+* :func:`plugin_posterior_moments`: the same moments under the plug-in
   posterior integrated *exactly* over all ``L^2`` attention coordinates (four
   numbers carry the whole dependence; no saddle point anywhere).
 * :func:`chain_group_summary`: sign-invariant sampled order parameters per
@@ -26,7 +26,7 @@ from .linear_theory import action_minimum, hessian_at_origin, loss_of_invariants
 from .model import ModelSpec
 from .sampling import mcse_mean
 
-__all__ = ["IntegratedMoments", "integrated_moments", "AnnealedMoments", "annealed_posterior_moments", "GroupSummary", "chain_group_summary",
+__all__ = ["IntegratedMoments", "integrated_moments", "PluginMoments", "plugin_posterior_moments", "GroupSummary", "chain_group_summary",
            "half_drift_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets"]
 
 
@@ -84,13 +84,13 @@ def integrated_moments(P, spec: ModelSpec, version: str = "fluct", *, n_m: int =
 
 
 @dataclass(frozen=True)
-class AnnealedMoments:
-    """Moments of the annealed posterior of linear attention at one ``P`` (:func:`annealed_posterior_moments`).
+class PluginMoments:
+    """Moments of the plug-in posterior of linear attention at one ``P`` (:func:`plugin_posterior_moments`).
 
     rms_m = sqrt(E m^2); abs_m = E|m|; q = E[q sign m]; var_m = E m^2; var_q =
     E q^2 - (E[q sign m])^2 (the posterior variance of the copy amplitude with the
     sign gauge fixed by ``m > 0``); loss = the posterior mean of the test loss of
-    ``A`` with its annealed readout (:func:`copylib.linear_theory.loss_of_invariants`);
+    ``A`` with its plug-in readout (:func:`copylib.linear_theory.loss_of_invariants`);
     binder = 1 - E m^4 / (3 (E m^2)^2); rho_row, rho_rest : posterior means of the
     row-sum and zero-row-sum transverse weights divided by their prior means
     (``1`` without data); edge_mass : the largest share of probability in the
@@ -117,12 +117,12 @@ def _shell_grid(n_dim: int, s_c2: float, lo: float, hi: float, n: int) -> np.nda
     return np.log(n_dim * s_c2) + sd * np.linspace(-lo, hi, n)
 
 
-def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 41, n_row: int = 32,
+def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 41, n_row: int = 32,
                                n_rest: int = 24, m_max: float = 4.0, q_max=None, max_regrid: int = 16,
-                               edge_tol: float = 1e-7) -> AnnealedMoments:
-    """Moments of ``(m, q)`` under the annealed posterior, integrated over every attention coordinate.
+                               edge_tol: float = 1e-7) -> PluginMoments:
+    """Moments of ``(m, q)`` under the plug-in posterior, integrated over every attention coordinate.
 
-    The annealed action (:func:`copylib.order_parameters.annealed_action`)
+    The plug-in action (:func:`copylib.order_parameters.plugin_action`)
     depends on ``A`` only through ``alpha_1 = |A|^2``, ``alpha_2 = |A 1|^2``,
     ``gamma_1``, ``gamma_2``. Split ``A = m J/L + q (S - J/L) + R + Z`` with
     ``R`` in the ``L-1`` dimensional space of row-constant matrices with zero
@@ -167,7 +167,7 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int =
 
     Returns
     -------
-    AnnealedMoments
+    PluginMoments
 
     Raises
     ------
@@ -178,7 +178,7 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int =
 
     spec = _check_spec(spec)
     if spec.L < 4:
-        raise ValueError(f"spec.L must be >= 4 for annealed_posterior_moments, got {spec.L}")
+        raise ValueError(f"spec.L must be >= 4 for plugin_posterior_moments, got {spec.L}")
     P = _check_P_scalar(P)
     n_m, n_q = check_int("n_m", n_m, 5), check_int("n_q", n_q, 5)
     n_row, n_rest = check_int("n_row", n_row, 5), check_int("n_rest", n_rest, 5)
@@ -240,7 +240,7 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int =
         if not changed:
             break
     else:
-        raise ArithmeticError(f"annealed_posterior_moments: the grid did not settle on the posterior at P = {P} "
+        raise ArithmeticError(f"plugin_posterior_moments: the grid did not settle on the posterior at P = {P} "
                               f"within {max_regrid} changes (edge mass {edge_mass:.2g})")
     Mb = np.broadcast_to(M, w.shape)
     m2 = float((w * Mb**2).sum())
@@ -249,7 +249,7 @@ def annealed_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int =
     sign = np.broadcast_to(np.sign(M), w.shape)
     q_mean = float((w * Q * sign).sum())
     loss = float((w * loss_of_invariants(a1 - eps, a2 - eps, g1, g2, P, spec)).sum())
-    return AnnealedMoments(
+    return PluginMoments(
         P=P, rms_m=float(np.sqrt(m2)), abs_m=float((w * Mb).sum()), q=q_mean, var_m=m2,
         var_q=max(float((w * np.broadcast_to(Q, w.shape) ** 2).sum()) - q_mean**2, 0.0), loss=loss,
         binder=1 - m4 / (3 * m2**2),

@@ -9,7 +9,7 @@ An attention matrix is written ``A = m J/L + q (S - J/L) + A_perp``
 (:func:`copylib.order_parameters.order_parameters`): ``m`` pooling, ``q`` copy,
 ``r2 = |A_perp|^2`` the weight of the ``n = L^2 - 2`` transverse directions.
 With ``c_L = L (L-1)/(L^2 - 2)`` (see :func:`transverse_row_sum_factor`) the
-four invariants of the annealed action are taken as
+four invariants of the plug-in action are taken as
 
     alpha_1 = m^2 + (L-1) q^2 + r2,      alpha_2 = L m^2 + c_L r2,
     gamma_1 = m + (L-1) q,               gamma_2 = L m.
@@ -17,7 +17,7 @@ four invariants of the annealed action are taken as
 Three versions of the action ``S(m, q)`` (units: nats; only ``A``-dependent
 terms, so ``S(0, 0) = 0`` for "mean_field" and "map"):
 
-* ``"mean_field"``: :func:`copylib.order_parameters.annealed_action` of
+* ``"mean_field"``: :func:`copylib.order_parameters.plugin_action` of
   ``A = m J/L + q (S - J/L)`` plus the exact marginal prior
   :func:`copylib.order_parameters.prior_action_linear`. The readout ``W`` is
   integrated out (log-det "Occam" terms present), ``A_perp = 0``.
@@ -44,7 +44,7 @@ terms, so ``S(0, 0) = 0`` for "mean_field" and "map"):
 * ``"map"``: ``W`` is minimised instead of integrated (what Adam with matching
   weight decays finds). At fixed ``A``,
   ``min_W [SSE/(2 sigma^2) + |W|^2/(2 omega)] = (y2 - tr B^T (K + kappa I)^{-1} B)/(2 sigma^2)``:
-  the annealed action *without* its two log-det terms. The prior part is the
+  the plug-in action *without* its two log-det terms. The prior part is the
   cheapest ``(g, b)`` with ``(b J + g)/L = A``: minimising
   ``|L A - b J|^2/(2 sigma_G^2) + b^2/(2 sigma_b^2)`` over ``b`` gives exactly
   ``m^2/(2 s_p^2) + (L-1) q^2/(2 s_c^2)`` (+ ``r2/(2 s_c^2)``), i.e.
@@ -91,7 +91,7 @@ __all__ = [
     "hessian_at_origin",
     "action_minimum",
     "minimum_curve",
-    "annealed_readout",
+    "plugin_readout",
     "predicted_test_loss",
     "loss_of_invariants",
     "copy_share",
@@ -387,7 +387,7 @@ def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=
         The broadcast shape of ``m, q, P`` (and ``r2``).
 
         With ``r2=None`` and "mean_field" this is exactly
-        ``annealed_action_of_attention(attention_from_order_parameters(m, q, L), P, spec)
+        ``plugin_action_of_attention(attention_from_order_parameters(m, q, L), P, spec)
         + prior_action_linear(m, q, spec)``; "map" is the same without the two
         log-det terms ``V(V-1)/2 ln(1 + alpha_1/eps) + V/2 ln(1 + alpha_2/eps)``.
     """
@@ -473,8 +473,8 @@ def hessian_at_origin(P, spec: ModelSpec, version: str = "mean_field"):
 # --------------------------------------------------------------------------
 
 
-def annealed_readout(A, P, spec: ModelSpec, *, r2=0.0):
-    """Annealed posterior-mean readout ``W = (K_bar + kappa I)^{-1} B_bar``, shape ``(..., V, V)``.
+def plugin_readout(A, P, spec: ModelSpec, *, r2=0.0):
+    """Plug-in posterior-mean readout ``W = (K_bar + kappa I)^{-1} B_bar``, shape ``(..., V, V)``.
 
     ``K_bar = P E[X^T A^T A X]``, ``B_bar = P E[X^T A^T T X]`` (population token
     moments, :func:`copylib.token_moment <copylib.statistics.token_moment>`): the
@@ -511,10 +511,10 @@ def annealed_readout(A, P, spec: ModelSpec, *, r2=0.0):
 
 
 def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
-    """Population loss per position of ``A(m, q)`` (+ transverse ``r2``) with the annealed readout.
+    """Population loss per position of ``A(m, q)`` (+ transverse ``r2``) with the plug-in readout.
 
     Closed form. All moments are ``a I + b J_V``; on ``1^perp`` (multiplicity
-    ``V-1``) and on ``1`` the readout of :func:`annealed_readout` has eigenvalues
+    ``V-1``) and on ``1`` the readout of :func:`plugin_readout` has eigenvalues
     ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
     and :func:`copylib.expected_loss <copylib.losses.expected_loss>` becomes
 
@@ -523,7 +523,7 @@ def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
     (dimensionless; ``1`` for ``A = 0``, ``(1-1/L)(1-1/V)`` for pooling
     ``m = 1, q = 0`` at ``P -> inf``, ``0`` for perfect copying). With ``r2``
     this is the loss of a typical posterior attention matrix (``A_perp`` of
-    weight ``r2``) with its annealed readout, neglecting the posterior spread of ``W``.
+    weight ``r2``) with its plug-in readout, neglecting the posterior spread of ``W``.
     Arrays broadcast.
     """
     spec = _check_spec(spec)
@@ -544,10 +544,10 @@ def _invariant_loss(a1, a2, g1, g2, P, k: _Const):
 
 
 def loss_of_invariants(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec):
-    """Population loss per position of an attention matrix with its annealed readout, from its invariants.
+    """Population loss per position of an attention matrix with its plug-in readout, from its invariants.
 
     The loss of :func:`predicted_test_loss` for any attention matrix ``A``
-    (e.g. a posterior sample): with the annealed readout it depends on ``A``
+    (e.g. a posterior sample): with the plug-in readout it depends on ``A``
     only through ``alpha_1 = |A|^2``, ``alpha_2 = |A 1|^2``,
     ``gamma_1 = tr A^T S``, ``gamma_2 = 1^T A 1``
     (:func:`copylib.order_parameters.invariants`). Arrays broadcast; ``alpha``'s

@@ -1,4 +1,4 @@
-"""Order parameters of the attention matrix and the large-P (annealed) action.
+"""Order parameters of the attention matrix and the large-P (plug-in) action.
 
 For i.i.d. uniform one-hot tokens every ``V x V`` data moment has the form
 ``a I + b J_V`` (vocabulary permutation symmetry), so at large ``P`` the data
@@ -40,8 +40,8 @@ __all__ = [
     "copy_attention",
     "logit_gap",
     "copy_weight",
-    "annealed_action",
-    "annealed_action_of_attention",
+    "plugin_action",
+    "plugin_action_of_attention",
     "prior_action_linear",
     "prior_action_softmax",
     "subspace_coverage",
@@ -117,7 +117,7 @@ def invariants(A, cyclic: bool = True):
     ``E[X^T M X]``. In the cyclic task ``T 1 = 1``, so ``gamma_2 = 1^T A 1``
     (model.md section 3). Without the wrap-around ``T 1 = 1 - e_0`` and
     ``gamma_2 = 1^T A 1 - (A 1)_0``: the grand sum of ``A^T T`` is what the
-    annealed action needs, so that is what is returned.
+    plug-in action needs, so that is what is returned.
     """
     if not isinstance(cyclic, bool):
         raise TypeError(f"cyclic must be a bool, got {type(cyclic).__name__}")
@@ -253,12 +253,12 @@ def logit_gap(A):
 
 
 # --------------------------------------------------------------------------
-# annealed (large-P) data action
+# plug-in (large-P) data action
 # --------------------------------------------------------------------------
 
 
-def annealed_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, include_constant: bool = False):
-    """Large-P annealed data action ``S_data(A)`` from the four invariants.
+def plugin_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, include_constant: bool = False):
+    """Large-P plug-in data action ``S_data(A)`` from the four invariants.
 
     The exact collapsed evidence (readout ``W`` integrated out) is, in the
     ``V x V`` dual form,
@@ -267,7 +267,7 @@ def annealed_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, incl
                      + (1/(2 sigma^2)) [y2 - tr B^T (K + kappa I)^{-1} B] + const,
 
     ``K = sum_mu X^T A^T A X``, ``B = sum_mu X^T A^T T X``, ``y2 = tr Y^T Y``.
-    The annealed action replaces ``K, B`` by their means ``P E[X^T M X]``
+    The plug-in action replaces ``K, B`` by their means ``P E[X^T M X]``
     (``E[X^T M X] = (tr M/V) I + ((1^T M 1 - tr M)/V^2) J_V``). Both means are
     ``a I + b J_V``: they share the eigenbasis {``1``, ``1^perp``} with
     eigenvalues ``P tr M / V`` (multiplicity ``V-1``) and ``P 1^T M 1 / V`` (on
@@ -282,9 +282,9 @@ def annealed_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, incl
     (model.md's ``1^T A 1`` is that quantity only for cyclic ``T``).
 
     Only ``A``-dependent terms are kept by default. With
-    ``include_constant=True`` the annealed data term ``E[y2]/(2 sigma^2) =
+    ``include_constant=True`` the plug-in data term ``E[y2]/(2 sigma^2) =
     P tr(T^T T)/(2 sigma^2)`` (``= P L/(2 sigma^2)`` cyclic) is added, i.e. the
-    annealed dual form above without the Gaussian normaliser
+    plug-in dual form above without the Gaussian normaliser
     ``(P L V/2) ln(2 pi sigma^2)``.
 
     Parameters
@@ -328,8 +328,8 @@ def annealed_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, incl
     return _back(as_numpy, S)
 
 
-def annealed_action_of_attention(A, P, spec: ModelSpec, include_constant: bool = False):
-    """:func:`annealed_action` of an attention matrix ``A`` (``(..., L, L)``, ``L = spec.L``).
+def plugin_action_of_attention(A, P, spec: ModelSpec, include_constant: bool = False):
+    """:func:`plugin_action` of an attention matrix ``A`` (``(..., L, L)``, ``L = spec.L``).
 
     Uses ``invariants(A, spec.cyclic)``. Returns shape ``(...)`` (broadcast with ``P``).
     """
@@ -337,7 +337,7 @@ def annealed_action_of_attention(A, P, spec: ModelSpec, include_constant: bool =
     as_numpy, (A_t,) = _to_torch(A, names=("A",))
     _check_attention("A", A_t, spec.L)
     inv = invariants(A, spec.cyclic)
-    return annealed_action(*inv, P, spec, include_constant=include_constant)
+    return plugin_action(*inv, P, spec, include_constant=include_constant)
 
 
 # --------------------------------------------------------------------------

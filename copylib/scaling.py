@@ -6,7 +6,7 @@
   forms.
 * :func:`fit_power_law`: least squares of ``ln y`` on a constant and the logs
   of given regressors, with standard errors.
-* :func:`posterior_crossover`: ``P2`` of the annealed posterior itself (no
+* :func:`posterior_crossover`: ``P2`` of the plug-in posterior itself (no
   saddle point): where the copy share of the posterior means reaches 1/2.
 
 All numbers are float64; sample sizes are in sequences.
@@ -193,10 +193,10 @@ def fit_power_law(y, **regressors) -> PowerLawFit:
 
 def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0, 1e6), rtol: float = 1e-3,
                         **moment_kwargs) -> float:
-    """``P`` at which the copy share of the annealed posterior means reaches ``share``.
+    """``P`` at which the copy share of the plug-in posterior means reaches ``share``.
 
     The copy share of the posterior is ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])``
-    with the moments of :func:`copylib.linear_experiments.annealed_posterior_moments`
+    with the moments of :func:`copylib.linear_experiments.plugin_posterior_moments`
     (the posterior integrated over every order parameter, no saddle point): the
     posterior counterpart of :func:`copylib.linear_theory.p2_numerical`. Bisection in
     ``ln P`` inside ``P_bracket`` to relative precision ``rtol``.
@@ -206,7 +206,7 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     ArithmeticError
         If the share does not cross ``share`` inside ``P_bracket``.
     """
-    from .linear_experiments import annealed_posterior_moments
+    from .linear_experiments import plugin_posterior_moments
 
     share = check_positive("share", share)
     if not share < 1:
@@ -218,7 +218,7 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     L = spec.L
 
     def f(P):
-        mom = annealed_posterior_moments(P, spec, **moment_kwargs)
+        mom = plugin_posterior_moments(P, spec, **moment_kwargs)
         Q = (L - 1) * mom.q
         return Q / (mom.abs_m + Q) - share
 

@@ -20,8 +20,8 @@ The reduced action of a version ``v`` is
 in nats (units of ``-ln`` probability). The versions:
 
 ``"bayes"``
-    ``S`` is the annealed collapsed action
-    :func:`copylib.order_parameters.annealed_action` (readout ``W`` integrated out;
+    ``S`` is the plug-in collapsed action
+    :func:`copylib.order_parameters.plugin_action` (readout ``W`` integrated out;
     contains the Occam log-det terms). Its minima are the saddle points of the
     posterior of ``Delta`` ("mean field").
 ``"map"``
@@ -70,7 +70,7 @@ in nats (units of ``-ln`` probability). The versions:
 Transition analysis (all versions): :func:`action_minima`, :func:`spinodals`,
 :func:`first_order_point`, :func:`order_parameter_curve`, and the leading-order
 analytic :func:`p3_leading_order`. The test loss of a state is that of its
-attention with the annealed posterior-mean readout (:func:`annealed_readout`,
+attention with the plug-in posterior-mean readout (:func:`plugin_readout`,
 :func:`state_loss`).
 
 Reference numbers (L = 32, V = 4, all constants 1; reproduced by the tests where cheap):
@@ -105,7 +105,7 @@ from scipy.stats import qmc
 
 from ._validation import as_real_array, check_generator, check_int, check_positive
 from .model import ModelSpec
-from .order_parameters import annealed_action, invariants
+from .order_parameters import plugin_action, invariants
 from .statistics import token_moment
 from .task import shift_matrix
 
@@ -116,7 +116,7 @@ __all__ = [
     "reduced_action",
     "reduced_action_derivatives",
     "copy_weight_of_gap",
-    "annealed_readout",
+    "plugin_readout",
     "state_loss",
     "action_minima",
     "Spinodals",
@@ -359,7 +359,7 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
     if version == "energy":
         F = -b * g1**2 / a1
     else:
-        # identical term by term to order_parameters.annealed_action (alpha_2 = L, gamma_2 = n_T)
+        # identical term by term to order_parameters.plugin_action (alpha_2 = L, gamma_2 = n_T)
         F = (
             a * np.log1p(a1 / eps)
             + (V / 2 * np.log1p(L / eps) if a else 0.0)
@@ -447,7 +447,7 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: 
     spec : ModelSpec with ``kind="softmax"``.
     version : {"bayes", "map", "energy", "fluct"}
         See the module docstring. ``"bayes"`` equals
-        ``annealed_action_of_attention(copy_attention(Delta, L), P, spec)
+        ``plugin_action_of_attention(copy_attention(Delta, L), P, spec)
         + prior_action_softmax(Delta, spec)``; ``"map"`` is that minus the two
         log-det terms.
     noise : RowNoise, only for ``version="fluct"`` (:func:`row_noise`).
@@ -456,7 +456,7 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: 
     -------
     ndarray
         The broadcast shape of ``Delta`` and ``P`` (0-d for scalars).
-        Constant terms are those of :func:`copylib.order_parameters.annealed_action`
+        Constant terms are those of :func:`copylib.order_parameters.plugin_action`
         (no ``y2`` or normaliser); ``"energy"`` is exactly ``-G0 s(Delta) +
         (L-1) Delta^2/(2 sigma_G^2)``.
     """
@@ -495,10 +495,10 @@ def copy_weight_of_gap(Delta, spec: ModelSpec, *, version: str = "bayes", noise:
 # --------------------------------------------------------------------------
 
 
-def annealed_readout(A, P, spec: ModelSpec):
+def plugin_readout(A, P, spec: ModelSpec):
     """Posterior-mean (= ridge/MAP) readout at large ``P`` for the attention ``A``.
 
-    ``W = (K_bar + kappa I)^{-1} B_bar`` with the annealed moments
+    ``W = (K_bar + kappa I)^{-1} B_bar`` with the plug-in moments
     ``K_bar = P token_moment(A^T A, V)``, ``B_bar = P token_moment(A^T T, V)``.
 
     A : array ``(..., L, L)``, ``L = spec.L``; P : float or array ``(...)`` > 0
@@ -522,7 +522,7 @@ def annealed_readout(A, P, spec: ModelSpec):
 
 
 def _loss_from_invariants(a1, g1, P, spec):
-    """Expected loss of a row-stochastic state from its (mean) invariants, annealed readout."""
+    """Expected loss of a row-stochastic state from its (mean) invariants, plug-in readout."""
     L, V, nT = spec.L, spec.V, _n_targets(spec)
     eps = V * spec.kappa / P
     w_perp = g1 / (a1 + eps)
@@ -532,10 +532,10 @@ def _loss_from_invariants(a1, g1, P, spec):
 
 
 def state_loss(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: RowNoise | None = None):
-    """Test loss per position of the state ``Delta`` with its annealed readout at ``P``.
+    """Test loss per position of the state ``Delta`` with its plug-in readout at ``P``.
 
     For the noise-free versions this is
-    ``expected_loss(A, annealed_readout(A, P, spec), T)`` with
+    ``expected_loss(A, plugin_readout(A, P, spec), T)`` with
     ``A = copy_attention(Delta, L)``, evaluated in closed form from the
     invariants (``O(1)`` per point instead of ``O(L^3)``; equality is tested):
     with ``W = w_perp (I - J/V) + w_1 J/V``,
@@ -544,7 +544,7 @@ def state_loss(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: RowN
                        + (w_1^2 alpha_2 - 2 w_1 gamma_2)/V + n_T ].
 
     For ``"fluct"``: the mean over the noisy rows of the loss of ``(A_noisy, W)``,
-    with ``W`` the annealed readout of the mean invariants (given ``W`` the loss is
+    with ``W`` the plug-in readout of the mean invariants (given ``W`` the loss is
     linear in ``alpha_1, gamma_1``): the Gibbs loss of a posterior sample whose
     readout sits at its mean. Delta, P broadcast; returns their broadcast shape.
     """
@@ -792,7 +792,7 @@ class FirstOrderPoint:
 
     * P3 : float
     * Delta, copy_weight, loss : tuples ``(pooling, copy)``: the two coexisting
-      states at ``P3`` (gap, copy weight ``c``, test loss with the annealed readout).
+      states at ``P3`` (gap, copy weight ``c``, test loss with the plug-in readout).
     * action : float, the common value of ``F`` at ``P3``.
     * spinodals : :class:`Spinodals`.
     """
@@ -975,11 +975,11 @@ def p3_leading_order(L: int, V: int, spec: ModelSpec | None = None) -> float:
 
 @dataclass(frozen=True)
 class TransverseAverage:
-    """Transverse-noise averages of the annealed data action at fixed ``Delta`` and ``P``.
+    """Transverse-noise averages of the plug-in data action at fixed ``Delta`` and ``P``.
 
     * mean_field : ``S(E[inv])`` (what ``version="fluct"`` uses, up to Monte Carlo error)
     * mean : ``E[S(inv)]``
-    * free_energy : ``-ln E[exp(-S)]`` (exact transverse integral of the annealed
+    * free_energy : ``-ln E[exp(-S)]`` (exact transverse integral of the plug-in
       action; its Monte Carlo estimate is biased upwards and unreliable once
       ``variance >~ 10``)
     * variance : ``Var[S]``; copy_weight : ``E[c]``; alpha_1 : ``E[alpha_1]``.
@@ -995,7 +995,7 @@ class TransverseAverage:
 
 def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.Generator, *,
                        n_samples: int = 2000, std=None) -> TransverseAverage:
-    """Average the annealed data action over full noisy attention matrices.
+    """Average the plug-in data action over full noisy attention matrices.
 
     Logits ``g = Delta S + tau (Z - <Z, U> U)``, ``Z`` i.i.d. ``N(0, 1)`` (``L x L``),
     ``U = (S - J/L)/sqrt(L-1)`` (the global copy mode, removed), ``tau = sigma_G``
@@ -1022,8 +1022,8 @@ def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.G
     A = np.exp(g)
     A /= A.sum(-1, keepdims=True)
     a1, a2, g1, g2 = invariants(A, spec.cyclic)
-    s = np.asarray(annealed_action(a1, a2, g1, g2, P, spec))
-    smf = float(annealed_action(a1.mean(), a2.mean(), g1.mean(), g2.mean(), P, spec))
+    s = np.asarray(plugin_action(a1, a2, g1, g2, P, spec))
+    smf = float(plugin_action(a1.mean(), a2.mean(), g1.mean(), g2.mean(), P, spec))
     m = s.min()
     fe = m - math.log(np.mean(np.exp(-(s - m))))
     return TransverseAverage(

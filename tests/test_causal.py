@@ -98,11 +98,11 @@ def test_cyclic_gap_action_is_the_softmax_theory_action(version):
 
 
 @pytest.mark.parametrize("version", ct.VERSIONS)
-def test_gap_action_is_the_annealed_action_of_the_planted_attention(version):
+def test_gap_action_is_the_plugin_action_of_the_planted_attention(version):
     spec = _causal(10, 4, sigma_G=1.2)
     D, P = np.array([0.2, 1.5, 3.0]), 150.0
     A = cl.attention(sx.planted_logits(D, 10, causal=True), "softmax", causal=True)
-    S = cl.annealed_action_of_attention(A, P, spec)
+    S = cl.plugin_action_of_attention(A, P, spec)
     if version == "map":
         eps = spec.V * spec.kappa / P
         a1, a2, _, _ = cl.invariants(A, False)

@@ -64,18 +64,18 @@ def test_map_sweep_datasets_shapes_and_gauge():
 
 
 # --------------------------------------------------------------------------
-# annealed_posterior_moments
+# plugin_posterior_moments
 # --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("P", [17.0, 1000.0])
-def test_annealed_posterior_moments_grid_converged(P):
-    from copylib.linear_experiments import annealed_posterior_moments
+def test_plugin_posterior_moments_grid_converged(P):
+    from copylib.linear_experiments import plugin_posterior_moments
 
     # trapezoid sums of smooth, rapidly decaying densities converge geometrically:
     # doubling every grid must leave the moments unchanged to well below sampling errors
-    a = annealed_posterior_moments(P, SPEC)
-    b = annealed_posterior_moments(P, SPEC, n_m=321, n_q=81, n_row=64, n_rest=48)
+    a = plugin_posterior_moments(P, SPEC)
+    b = plugin_posterior_moments(P, SPEC, n_m=321, n_q=81, n_row=64, n_rest=48)
     assert abs(a.rms_m - b.rms_m) < 1e-5
     # E[q sign m] weighs by a step at m = 0, where the trapezoid rule is only second order:
     # 1e-7 absolute is still 1e-3 of the smallest sampled standard error of q in the chapter
@@ -83,12 +83,12 @@ def test_annealed_posterior_moments_grid_converged(P):
     assert a.edge_mass < 1e-7
 
 
-def test_annealed_posterior_moments_without_data_is_the_prior():
-    from copylib.linear_experiments import annealed_posterior_moments
+def test_plugin_posterior_moments_without_data_is_the_prior():
+    from copylib.linear_experiments import plugin_posterior_moments
 
     # P -> 0: eps = V kappa / P -> inf, the data action vanishes; m ~ N(0, s_p^2), shells at their prior means
     spec = ModelSpec(L=8, V=3, kind="linear")
-    a = annealed_posterior_moments(1e-9, spec, m_max=6.0)
+    a = plugin_posterior_moments(1e-9, spec, m_max=6.0)
     s_p2 = spec.sigma_b**2 + spec.sigma_G**2 / spec.L**2
     assert a.var_m == pytest.approx(s_p2, rel=1e-6)
     assert a.binder == pytest.approx(0.0, abs=1e-5)  # Gaussian
@@ -96,25 +96,25 @@ def test_annealed_posterior_moments_without_data_is_the_prior():
     assert a.rho_row == pytest.approx(1.0, abs=1e-6) and a.rho_rest == pytest.approx(1.0, abs=1e-6)
 
 
-def test_annealed_posterior_moments_match_importance_sampling_over_all_of_A():
+def test_plugin_posterior_moments_match_importance_sampling_over_all_of_A():
     """The four-coordinate reduction against a direct average over full L x L attention matrices.
 
     Independent route: draw A = (b J + g)/L from the prior, weight each draw by
-    exp(-annealed_action(invariants(A))), average m^2 and q sign m. Nothing of the
+    exp(-plugin_action(invariants(A))), average m^2 and q sign m. Nothing of the
     two-shell decomposition is used. Tolerance: 5 standard errors of the
     self-normalised importance estimate (delta method, with its effective sample size).
     """
     import torch
 
-    from copylib.linear_experiments import annealed_posterior_moments
-    from copylib.order_parameters import annealed_action_of_attention, order_parameters
+    from copylib.linear_experiments import plugin_posterior_moments
+    from copylib.order_parameters import plugin_action_of_attention, order_parameters
 
     spec = ModelSpec(L=4, V=2, kind="linear")
     P, n = 3.0, 400_000
     rng = np.random.default_rng(5)
     L = spec.L
     A = (spec.sigma_b * rng.normal(size=(n, 1, 1)) + spec.sigma_G * rng.normal(size=(n, L, L))) / L
-    S = annealed_action_of_attention(A, P, spec)
+    S = plugin_action_of_attention(A, P, spec)
     w = np.exp(-(S - S.min()))
     w /= w.sum()
     ess = 1 / (w**2).sum()
@@ -123,24 +123,24 @@ def test_annealed_posterior_moments_match_importance_sampling_over_all_of_A():
     for values, attr in ((m**2, "var_m"), (q * np.sign(m), "q")):
         est = (w * values).sum()
         se = np.sqrt((w**2 * (values - est) ** 2).sum())
-        theory = getattr(annealed_posterior_moments(P, spec, m_max=6.0), attr)
+        theory = getattr(plugin_posterior_moments(P, spec, m_max=6.0), attr)
         assert ess > 1000
         assert abs(est - theory) < 5 * se, (attr, est, theory, se)
 
 
-def test_annealed_posterior_moments_rejects_bad_input():
-    from copylib.linear_experiments import annealed_posterior_moments
+def test_plugin_posterior_moments_rejects_bad_input():
+    from copylib.linear_experiments import plugin_posterior_moments
 
     with pytest.raises(ValueError, match="P"):
-        annealed_posterior_moments(0.0, SPEC)
+        plugin_posterior_moments(0.0, SPEC)
     with pytest.raises(ValueError, match="n_row"):
-        annealed_posterior_moments(10.0, SPEC, n_row=2)
+        plugin_posterior_moments(10.0, SPEC, n_row=2)
     with pytest.raises(ValueError, match="edge_tol"):
-        annealed_posterior_moments(10.0, SPEC, edge_tol=1.5)
+        plugin_posterior_moments(10.0, SPEC, edge_tol=1.5)
     with pytest.raises(ValueError, match="kind"):
-        annealed_posterior_moments(10.0, ModelSpec(L=8, V=3, kind="softmax"))
+        plugin_posterior_moments(10.0, ModelSpec(L=8, V=3, kind="softmax"))
     with pytest.raises(ArithmeticError, match="grid"):
-        annealed_posterior_moments(1000.0, SPEC, m_max=0.01, max_regrid=0)
+        plugin_posterior_moments(1000.0, SPEC, m_max=0.01, max_regrid=0)
 
 
 def test_half_drift_z_flags_a_trend_and_passes_stationary_chains():

@@ -11,7 +11,7 @@ from copylib import ModelSpec, expected_loss, shift_matrix
 from copylib.linear_theory import (
     VERSIONS,
     action_minimum,
-    annealed_readout,
+    plugin_readout,
     copy_share,
     hessian_at_origin,
     minimum_curve,
@@ -27,7 +27,7 @@ from copylib.linear_theory import (
     transverse_saddle,
 )
 from copylib.order_parameters import (
-    annealed_action_of_attention,
+    plugin_action_of_attention,
     attention_from_order_parameters,
     invariants,
     prior_action_linear,
@@ -47,13 +47,13 @@ def _rng(k=0):
 
 
 @pytest.mark.parametrize("spec", [SPEC, SPEC_SMALL])
-def test_mean_field_action_is_annealed_action_plus_prior(spec):
+def test_mean_field_action_is_plugin_action_plus_prior(spec):
     rng = _rng()
     m = rng.normal(size=7)
     q = rng.normal(size=7) * 0.1
     P = rng.uniform(1, 1000, size=7)
     A = attention_from_order_parameters(m, q, spec.L)
-    want = annealed_action_of_attention(A, P, spec) + prior_action_linear(m, q, spec)
+    want = plugin_action_of_attention(A, P, spec) + prior_action_linear(m, q, spec)
     got = reduced_action(m, q, P, spec)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-12)
 
@@ -78,9 +78,9 @@ def test_transverse_weight_enters_as_documented():
     s_c2 = spec.sigma_G**2 / L**2
     n = L * L - 2
     # mean_field with r2: invariants shifted, bare prior r2/(2 s_c^2)
-    from copylib.order_parameters import annealed_action
+    from copylib.order_parameters import plugin_action
 
-    base = annealed_action(m * m + (L - 1) * q * q + r2, L * m * m + cL * r2, m + (L - 1) * q, L * m, P, spec)
+    base = plugin_action(m * m + (L - 1) * q * q + r2, L * m * m + cL * r2, m + (L - 1) * q, L * m, P, spec)
     prior = prior_action_linear(m, q, spec)
     assert reduced_action(m, q, P, spec, r2=r2) == pytest.approx(base + prior + r2 / (2 * s_c2), rel=1e-13)
     rho = r2 / (n * s_c2)
@@ -150,12 +150,12 @@ def test_transverse_saddle_is_stationary_and_below_prior_mean():
 # --------------------------------------------------------------------------
 
 
-def test_predicted_loss_equals_expected_loss_with_annealed_readout():
+def test_predicted_loss_equals_expected_loss_with_plugin_readout():
     spec = SPEC_SMALL
     rng = _rng(3)
     m, q, P = rng.uniform(0, 1, 5), rng.uniform(0, 0.3, 5), rng.uniform(1, 300, 5)
     A = attention_from_order_parameters(m, q, spec.L)
-    W = annealed_readout(A, P, spec)
+    W = plugin_readout(A, P, spec)
     want = expected_loss(A, W, spec.target)
     np.testing.assert_allclose(predicted_test_loss(m, q, P, spec), want, rtol=1e-12)
     # reference points: empty attention, pooling and copying at P -> infinity
@@ -185,7 +185,7 @@ def test_readout_transverse_term_matches_explicit_average():
     K_th = token_moment(A.T @ A, spec.V) + r2 * (np.eye(spec.V) / spec.V + (transverse_row_sum_factor(L) - 1)
                                                   * np.ones((spec.V, spec.V)) / spec.V**2)
     np.testing.assert_allclose(K_mc, K_th, rtol=0.02, atol=2e-3)
-    W = annealed_readout(A, 50.0, spec, r2=r2)
+    W = plugin_readout(A, 50.0, spec, r2=r2)
     assert W.shape == (spec.V, spec.V)
 
 
@@ -359,7 +359,7 @@ def test_bad_input_raises_value_error_naming_the_parameter():
     with pytest.raises(ValueError, match="P_grid"):
         minimum_curve(np.ones((2, 2)), SPEC)
     with pytest.raises(ValueError, match="A"):
-        annealed_readout(np.ones((3, 3)), 10.0, SPEC)
+        plugin_readout(np.ones((3, 3)), 10.0, SPEC)
     with pytest.raises(ValueError, match="form"):
         p1_analytic(SPEC, form="bogus")
     with pytest.raises(ValueError, match="L"):
@@ -368,8 +368,8 @@ def test_bad_input_raises_value_error_naming_the_parameter():
         reduced_action(0.1, 0.0, 10.0, "spec")
 
 
-def test_loss_of_invariants_equals_expected_loss_of_any_attention_with_annealed_readout():
-    # any real L x L matrix, not only the symmetric family: the annealed readout sees A only
+def test_loss_of_invariants_equals_expected_loss_of_any_attention_with_plugin_readout():
+    # any real L x L matrix, not only the symmetric family: the plug-in readout sees A only
     # through the four invariants
     from copylib.linear_theory import loss_of_invariants
     from copylib.order_parameters import invariants
@@ -377,7 +377,7 @@ def test_loss_of_invariants_equals_expected_loss_of_any_attention_with_annealed_
     spec = SPEC_SMALL
     A = _rng(7).normal(size=(4, spec.L, spec.L)) / spec.L
     P = np.array([3.0, 30.0, 300.0, 3000.0])
-    W = annealed_readout(A, P, spec)
+    W = plugin_readout(A, P, spec)
     want = expected_loss(A, W, spec.target)
     np.testing.assert_allclose(loss_of_invariants(*invariants(A), P, spec), want, rtol=1e-11)
     with pytest.raises(ValueError, match="alpha_1"):

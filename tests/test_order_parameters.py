@@ -1,5 +1,5 @@
 """Tests of copylib.order_parameters: invariants, order parameters, softmax
-coordinates, the annealed action and the priors in order-parameter space."""
+coordinates, the plug-in action and the priors in order-parameter space."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import torch
 
 from copylib import ModelSpec, attention, attention_logits, copy_task, cooccurrence, shift_matrix, token_moment
 from copylib.order_parameters import (
-    annealed_action,
-    annealed_action_of_attention,
+    plugin_action,
+    plugin_action_of_attention,
     attention_from_order_parameters,
     copy_attention,
     copy_weight,
@@ -210,11 +210,11 @@ def test_softmax_coordinates_torch_autograd():
 
 
 # --------------------------------------------------------------------------
-# annealed action
+# plug-in action
 # --------------------------------------------------------------------------
 
 
-def _direct_annealed(A, P, spec):
+def _direct_plugin(A, P, spec):
     """(V/2) ln det(I + K/kappa) - tr(B^T (K + kappa)^-1 B)/(2 sigma^2), K, B = P E[...]."""
     V, kap = spec.V, spec.kappa
     T = spec.target
@@ -228,39 +228,39 @@ def _direct_annealed(A, P, spec):
     "L,V,cyclic,omega,sigma0_sq",
     [(8, 4, True, 1.0, 1.0), (5, 3, True, 0.7, 1.3), (6, 2, False, 2.0, 0.5), (3, 7, False, 1.0, 1.0)],
 )
-def test_annealed_action_matches_eigenbasis_free_computation(L, V, cyclic, omega, sigma0_sq):
+def test_plugin_action_matches_eigenbasis_free_computation(L, V, cyclic, omega, sigma0_sq):
     spec = ModelSpec(L=L, V=V, kind="linear", omega=omega, sigma0_sq=sigma0_sq, cyclic=cyclic)
     rng = _rng(300 + L * V)
     A = rng.normal(size=(6, L, L)) * rng.uniform(0.1, 2, size=(6, 1, 1))
     A[0] = np.full((L, L), 1 / L)
     A[1] = shift_matrix(L, cyclic)
     for P in (1.0, 37.0, 200.0, 5000.0):
-        got = annealed_action_of_attention(A, P, spec)
+        got = plugin_action_of_attention(A, P, spec)
         assert got.shape == (6,)
         for i in range(6):
-            want = _direct_annealed(A[i], P, spec)
+            want = _direct_plugin(A[i], P, spec)
             assert got[i] == pytest.approx(want, rel=1e-10, abs=1e-10)
 
 
-def test_annealed_action_constant_and_broadcasting():
+def test_plugin_action_constant_and_broadcasting():
     spec = ModelSpec(L=8, V=4, kind="linear")
     A = shift_matrix(8)
     P = np.array([10.0, 100.0, 1000.0])
-    base = annealed_action_of_attention(A, P, spec)
+    base = plugin_action_of_attention(A, P, spec)
     assert base.shape == (3,)
-    full = annealed_action_of_attention(A, P, spec, include_constant=True)
+    full = plugin_action_of_attention(A, P, spec, include_constant=True)
     np.testing.assert_allclose(full - base, P * spec.L / (2 * spec.sigma_sq), rtol=1e-12)
     spec_nc = ModelSpec(L=8, V=4, kind="linear", cyclic=False)
-    d = annealed_action_of_attention(A, 50.0, spec_nc, True) - annealed_action_of_attention(A, 50.0, spec_nc)
+    d = plugin_action_of_attention(A, 50.0, spec_nc, True) - plugin_action_of_attention(A, 50.0, spec_nc)
     assert d == pytest.approx(50.0 * 7 / (2 * spec.sigma_sq))
     # batch of A against a batch of P
     As = np.stack([np.full((8, 8), 1 / 8), A])
-    out = annealed_action_of_attention(As[:, None], P[None, :], spec)
+    out = plugin_action_of_attention(As[:, None], P[None, :], spec)
     assert out.shape == (2, 3)
     np.testing.assert_allclose(out[1], base, rtol=1e-13)
 
 
-def test_annealed_action_formula_of_model_md():
+def test_plugin_action_formula_of_model_md():
     """The note's formula, written out independently, equals the implementation."""
     spec = ModelSpec(L=8, V=4, kind="linear", omega=1.7, sigma0_sq=0.6)
     rng = _rng(4)
@@ -274,42 +274,42 @@ def test_annealed_action_formula_of_model_md():
         + V / 2 * np.log(1 + a2 / eps)
         - P / (2 * s2 * V) * ((V - 1) * g1**2 / (a1 + eps) + g2**2 / (a2 + eps))
     )
-    np.testing.assert_allclose(annealed_action(a1, a2, g1, g2, P, spec), note, rtol=1e-13)
+    np.testing.assert_allclose(plugin_action(a1, a2, g1, g2, P, spec), note, rtol=1e-13)
 
 
-def test_annealed_action_torch_autograd_matches_numpy():
+def test_plugin_action_torch_autograd_matches_numpy():
     spec = ModelSpec(L=8, V=4, kind="linear")
     rng = _rng(5)
     A_np = rng.normal(size=(2, 8, 8)) / 8
     A = torch.tensor(A_np, requires_grad=True)
-    out = annealed_action_of_attention(A, 200.0, spec)
+    out = plugin_action_of_attention(A, 200.0, spec)
     assert isinstance(out, torch.Tensor)
-    np.testing.assert_allclose(out.detach().numpy(), annealed_action_of_attention(A_np, 200.0, spec), rtol=1e-13)
+    np.testing.assert_allclose(out.detach().numpy(), plugin_action_of_attention(A_np, 200.0, spec), rtol=1e-13)
     out.sum().backward()
     # finite-difference check of one gradient entry
     h = 1e-6
     Ap, Am = A_np.copy(), A_np.copy()
     Ap[0, 3, 2] += h
     Am[0, 3, 2] -= h
-    fd = (annealed_action_of_attention(Ap, 200.0, spec)[0] - annealed_action_of_attention(Am, 200.0, spec)[0]) / (2 * h)
+    fd = (plugin_action_of_attention(Ap, 200.0, spec)[0] - plugin_action_of_attention(Am, 200.0, spec)[0]) / (2 * h)
     assert A.grad[0, 3, 2].item() == pytest.approx(fd, rel=1e-6)
 
 
 def test_copy_state_beats_pooling_at_large_P():
     spec = ModelSpec(L=8, V=4, kind="linear")
     J, S = np.full((8, 8), 1 / 8), shift_matrix(8)
-    assert annealed_action_of_attention(S, 1e4, spec) < annealed_action_of_attention(J, 1e4, spec)
+    assert plugin_action_of_attention(S, 1e4, spec) < plugin_action_of_attention(J, 1e4, spec)
     # A = 0 has zero action (nothing learned, no Occam cost)
-    assert annealed_action_of_attention(np.zeros((8, 8)), 100.0, spec) == pytest.approx(0.0, abs=1e-14)
+    assert plugin_action_of_attention(np.zeros((8, 8)), 100.0, spec) == pytest.approx(0.0, abs=1e-14)
 
 
 HAS_EVIDENCE = importlib.util.find_spec("copylib.evidence") is not None
 
 
 @pytest.mark.skipif(not HAS_EVIDENCE, reason="copylib/evidence.py not written yet")
-def test_exact_evidence_difference_matches_annealed_action():
+def test_exact_evidence_difference_matches_plugin_action():
     """Copy-minus-pool difference of the exact evidence, averaged over 50 data sets,
-    agrees with the annealed action (model.md claims < 0.5 %; we require 1 %)."""
+    agrees with the plug-in action (model.md claims < 0.5 %; we require 1 %)."""
     from copylib.evidence import negative_log_evidence
 
     L, V, P = 8, 4, 200
@@ -322,7 +322,7 @@ def test_exact_evidence_difference_matches_annealed_action():
     S_exact = np.asarray(negative_log_evidence(A, C, spec))
     assert S_exact.shape == (2, 50)
     diff_exact = np.mean(S_exact[1] - S_exact[0])
-    diff_ann = annealed_action_of_attention(copy, P, spec) - annealed_action_of_attention(pool, P, spec)
+    diff_ann = plugin_action_of_attention(copy, P, spec) - plugin_action_of_attention(pool, P, spec)
     assert abs(diff_exact / diff_ann - 1) < 0.01
 
 
@@ -400,19 +400,19 @@ def test_bad_input():
     with pytest.raises(ValueError, match="Delta"):
         copy_attention(np.nan, 4)
     with pytest.raises(ValueError, match="alpha_1"):
-        annealed_action(-1.0, 1.0, 0.0, 0.0, 10.0, spec)
+        plugin_action(-1.0, 1.0, 0.0, 0.0, 10.0, spec)
     with pytest.raises(ValueError, match="alpha_2"):
-        annealed_action(1.0, -1e-3, 0.0, 0.0, 10.0, spec)
+        plugin_action(1.0, -1e-3, 0.0, 0.0, 10.0, spec)
     with pytest.raises(ValueError, match="gamma_1"):
-        annealed_action(1.0, 1.0, np.nan, 0.0, 10.0, spec)
+        plugin_action(1.0, 1.0, np.nan, 0.0, 10.0, spec)
     with pytest.raises(ValueError, match="P"):
-        annealed_action(1.0, 1.0, 0.0, 0.0, 0.0, spec)
+        plugin_action(1.0, 1.0, 0.0, 0.0, 0.0, spec)
     with pytest.raises(ValueError, match="P"):
-        annealed_action_of_attention(A, np.array([10.0, -1.0]), spec)
+        plugin_action_of_attention(A, np.array([10.0, -1.0]), spec)
     with pytest.raises(TypeError, match="spec"):
-        annealed_action(1.0, 1.0, 0.0, 0.0, 10.0, {"L": 4})
+        plugin_action(1.0, 1.0, 0.0, 0.0, 10.0, {"L": 4})
     with pytest.raises(ValueError, match="A.*spec.L|spec.L"):
-        annealed_action_of_attention(np.full((5, 5), 0.2), 10.0, spec)
+        plugin_action_of_attention(np.full((5, 5), 0.2), 10.0, spec)
     with pytest.raises(ValueError, match="m"):
         prior_action_linear(np.nan, 0.0, spec)
     with pytest.raises(ValueError, match="Delta"):

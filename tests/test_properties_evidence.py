@@ -1,7 +1,7 @@
-"""Property tests: the evidence (readout integrated out) and the order parameters / annealed action.
+"""Property tests: the evidence (readout integrated out) and the order parameters / plug-in action.
 
 Besides valid/invalid arguments, the extreme-but-valid regime of issue 8: the
-evidence and the annealed action stay finite for P up to 1e6, L up to 512 and
+evidence and the plug-in action stay finite for P up to 1e6, L up to 512 and
 every variance in [1e-8, 1e8] (data sets of size P are built by repeating a few
 sequences, which is a valid data set and keeps C cheap).
 """
@@ -319,18 +319,18 @@ def test_copy_attention_valid_for_any_gap(L, Delta, use_torch):
         assert float(op.logit_gap(A)) == pytest.approx(Delta, rel=1e-9, abs=1e-9 / min(c, 1 - c))
 
 
-@covers(op.annealed_action, op.annealed_action_of_attention, op.prior_action_linear, op.prior_action_softmax)
+@covers(op.plugin_action, op.plugin_action_of_attention, op.prior_action_linear, op.prior_action_softmax)
 @budget(30)
 @given(spec=specs(L=st.integers(2, 12)), P=log_uniform(1e-3, 1e6), batch=st.sampled_from([(), (2,)]),
        include_constant=st.booleans(), use_torch=st.booleans(), seed=seeds)
-def test_annealed_and_prior_actions_valid(spec, P, batch, include_constant, use_torch, seed):
+def test_plugin_and_prior_actions_valid(spec, P, batch, include_constant, use_torch, seed):
     rng = np.random.default_rng(seed)
     A = _attention(spec, rng, batch)
     A_in = torch.as_tensor(A) if use_torch else A
-    S = op.annealed_action_of_attention(A_in, P, spec, include_constant=include_constant)
+    S = op.plugin_action_of_attention(A_in, P, spec, include_constant=include_constant)
     assert isinstance(S, torch.Tensor if use_torch else np.ndarray) and tuple(S.shape) == batch
     assert_finite(S)
-    S2 = op.annealed_action(*op.invariants(A_in, spec.cyclic), P, spec, include_constant=include_constant)
+    S2 = op.plugin_action(*op.invariants(A_in, spec.cyclic), P, spec, include_constant=include_constant)
     np.testing.assert_allclose(np.asarray(S2), np.asarray(S), rtol=1e-14, atol=0)
     m, q = rng.normal(size=batch), rng.normal(size=batch)
     for out in (op.prior_action_linear(m, q, spec), op.prior_action_softmax(m, spec)):
@@ -358,9 +358,9 @@ _OP_ARRAYS = {
     "logit_gap": {"A": np.full((3, 3), 1 / 3)},
     "attention_from_order_parameters": {"m": np.zeros(2), "q": np.zeros(2)},
     "copy_attention": {"Delta": np.zeros(2)},
-    "annealed_action": {"alpha_1": np.ones(2), "alpha_2": np.ones(2), "gamma_1": np.ones(2), "gamma_2": np.ones(2),
+    "plugin_action": {"alpha_1": np.ones(2), "alpha_2": np.ones(2), "gamma_1": np.ones(2), "gamma_2": np.ones(2),
                         "P": np.full(2, 10.0)},
-    "annealed_action_of_attention": {"A": np.full((3, 3), 1 / 3), "P": 10.0},
+    "plugin_action_of_attention": {"A": np.full((3, 3), 1 / 3), "P": 10.0},
     "prior_action_linear": {"m": np.zeros(2), "q": np.zeros(2)},
     "prior_action_softmax": {"Delta": np.zeros(2)},
     "subspace_coverage": {"A": np.ones((2, 3, 3)), "center": np.eye(3)},
@@ -369,8 +369,8 @@ _OP_EXTRA = {
     "invariants": {"cyclic": True},
     "attention_from_order_parameters": {"L": 3},
     "copy_attention": {"L": 3},
-    "annealed_action": {"spec": cl.ModelSpec(L=3, V=2), "include_constant": False},
-    "annealed_action_of_attention": {"spec": cl.ModelSpec(L=3, V=2), "include_constant": False},
+    "plugin_action": {"spec": cl.ModelSpec(L=3, V=2), "include_constant": False},
+    "plugin_action_of_attention": {"spec": cl.ModelSpec(L=3, V=2), "include_constant": False},
     "prior_action_linear": {"spec": cl.ModelSpec(L=3, V=2, kind="linear")},
     "prior_action_softmax": {"spec": cl.ModelSpec(L=3, V=2)},
 }
@@ -416,32 +416,32 @@ def test_logit_gap_outside_the_open_interval(L, c):
 
 
 # --------------------------------------------------------------------------
-# annealed action: extreme but valid input
+# plug-in action: extreme but valid input
 # --------------------------------------------------------------------------
 
 
-@covers(op.annealed_action, op.annealed_action_of_attention)
+@covers(op.plugin_action, op.plugin_action_of_attention)
 @budget(60)
 @given(spec=extreme_specs(st.sampled_from(["linear", "softmax"])), P=log_uniform(1e-3, 1e6),
        logit_scale=log_uniform(1e-3, 1e3), include_constant=st.booleans(), seed=seeds)
-def test_annealed_action_extreme_scales(spec, P, logit_scale, include_constant, seed):
+def test_plugin_action_extreme_scales(spec, P, logit_scale, include_constant, seed):
     rng = np.random.default_rng(seed)
     A = cl.attention(logit_scale * rng.normal(size=(3, spec.L, spec.L)), spec.kind)
     A = torch.as_tensor(A).requires_grad_()
-    S = op.annealed_action_of_attention(A, P, spec, include_constant=include_constant)
-    assert_finite(S, "annealed action")
+    S = op.plugin_action_of_attention(A, P, spec, include_constant=include_constant)
+    assert_finite(S, "plug-in action")
     (grad,) = torch.autograd.grad(S.sum(), A)
     assert_finite(grad, "gradient")
 
 
-@covers(op.annealed_action)
+@covers(op.plugin_action)
 @budget(40)
 @given(spec=extreme_specs("linear"), P=log_uniform(1e-3, 1e6), a1=log_uniform(1e-300, 1e6),
        a2=log_uniform(1e-300, 1e6), frac=st.floats(-1, 1), zero=st.booleans())
-def test_annealed_action_at_degenerate_invariants(spec, P, a1, a2, frac, zero):
+def test_plugin_action_at_degenerate_invariants(spec, P, a1, a2, frac, zero):
     # alpha = 0 (A = 0) and alpha ~ 1e-300 with gamma at its Cauchy-Schwarz limit stay finite
     a1, a2 = (0.0, 0.0) if zero else (a1, a2)
     g1 = frac * math.sqrt(a1 * spec.L)
     g2 = frac * math.sqrt(a2 * spec.L)
-    S = op.annealed_action(a1, a2, g1, g2, P, spec)
+    S = op.plugin_action(a1, a2, g1, g2, P, spec)
     assert S.shape == () and math.isfinite(S)

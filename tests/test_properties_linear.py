@@ -164,13 +164,13 @@ def test_copy_share_valid(L, m, q, zero):
     assert np.isnan(s) == (g1 == 0)
 
 
-@covers(lt.annealed_readout, lt.predicted_test_loss)
+@covers(lt.plugin_readout, lt.predicted_test_loss)
 @budget(20)
 @given(spec=linear_specs, P=Ps, seed=seeds, r2=st.floats(0, 2), batch=st.sampled_from([(), (3,)]))
 def test_readout_and_predicted_loss_valid(spec, P, seed, r2, batch):
     m, q = _grid(seed, batch)
     A = cl.attention_from_order_parameters(m, q, spec.L)
-    W = lt.annealed_readout(A, P, spec, r2=r2)
+    W = lt.plugin_readout(A, P, spec, r2=r2)
     assert W.shape == batch + (spec.V, spec.V)
     assert_finite(W)
     loss = lt.predicted_test_loss(m, q, P, spec, r2=r2)
@@ -179,7 +179,7 @@ def test_readout_and_predicted_loss_valid(spec, P, seed, r2, batch):
     # the population loss of a real predictor is a mean of squares
     assert (loss >= -1e-12).all()
     if r2 == 0:
-        # closed form = expected_loss of (A, annealed readout) (documented)
+        # closed form = expected_loss of (A, plug-in readout) (documented)
         np.testing.assert_allclose(loss, cl.expected_loss(A, W, spec.target), rtol=1e-10, atol=1e-12)
 
 
@@ -192,7 +192,7 @@ def test_loss_of_invariants_valid(spec, P, seed, batch):
     loss = lt.loss_of_invariants(*cl.invariants(A), P, spec)
     assert np.shape(loss) == batch
     assert_finite(loss)
-    # a population loss with the optimal (annealed) readout is a mean of squares, at most that of W = 0
+    # a population loss with the optimal (plug-in) readout is a mean of squares, at most that of W = 0
     assert (loss >= -1e-12).all() and (loss <= 1 + 1e-12).all()
     for name in ("alpha_1", "alpha_2"):
         args = dict(zip(("alpha_1", "alpha_2", "gamma_1", "gamma_2"), cl.invariants(A)))
@@ -253,7 +253,7 @@ _CALLS = {
     "susceptibility_m": (("P", "spec"), {"version": "mean_field"}),
     "action_minimum": (("P", "spec"), {"version": "mean_field", "hint": None}),
     "minimum_curve": (("P_grid", "spec"), {"version": "mean_field"}),
-    "annealed_readout": (("A", "P", "spec"), {"r2": "r2"}),
+    "plugin_readout": (("A", "P", "spec"), {"r2": "r2"}),
     "predicted_test_loss": (("m", "q", "P", "spec"), {"r2": "r2"}),
     "p1_analytic": (("spec",), {"version": "mean_field", "form": "exact"}),
     "p2_analytic": (("spec",), {"version": "mean_field"}),
@@ -332,7 +332,7 @@ def test_fluct_needs_positive_r2(r2):
 
 
 @covers(lt.reduced_action, lt.reduced_action_gradient, lt.transverse_saddle, lt.hessian_at_origin,
-        lt.predicted_test_loss, lt.annealed_readout, lt.susceptibility_m)
+        lt.predicted_test_loss, lt.plugin_readout, lt.susceptibility_m)
 @budget(40)
 @given(spec=extreme_specs("linear"), version=versions, P=log_uniform(1e-3, 1e6),
        amp=log_uniform(1e-6, 1e3), seed=seeds)
@@ -342,7 +342,7 @@ def test_linear_action_extreme_scales(spec, version, P, amp, seed):
     S = lt.reduced_action(m, q, P, spec, version=version)
     grads = lt.reduced_action_gradient(m, q, P, spec, version=version)
     for out in (S, *grads, lt.hessian_at_origin(P, spec, version), lt.predicted_test_loss(m, q, P, spec),
-                lt.annealed_readout(cl.attention_from_order_parameters(m, q, spec.L), P, spec)):
+                lt.plugin_readout(cl.attention_from_order_parameters(m, q, spec.L), P, spec)):
         assert_finite(out)
     chi = lt.susceptibility_m(P, spec, version)
     assert chi.shape == () and (np.isnan(chi) or (math.isfinite(chi) and chi > 0))

@@ -376,13 +376,13 @@ def test_integrated_moments_valid(spec, P, version):
     assert r.binder <= 2 / 3 + 1e-12
 
 
-@covers(lx.annealed_posterior_moments, lx.AnnealedMoments)
+@covers(lx.plugin_posterior_moments, lx.PluginMoments)
 @budget(6)
 @given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
        P=st.floats(0.5, 200))
-def test_annealed_posterior_moments_valid(spec, P):
-    r = lx.annealed_posterior_moments(P, spec, n_m=81, n_q=21, edge_tol=1e-5)
-    assert isinstance(r, lx.AnnealedMoments) and r.P == P
+def test_plugin_posterior_moments_valid(spec, P):
+    r = lx.plugin_posterior_moments(P, spec, n_m=81, n_q=21, edge_tol=1e-5)
+    assert isinstance(r, lx.PluginMoments) and r.P == P
     for name in ("rms_m", "abs_m", "q", "var_m", "var_q", "binder", "rho_row", "rho_rest", "edge_mass"):
         assert math.isfinite(getattr(r, name)), name
     assert 0 <= r.abs_m <= r.rms_m * (1 + 1e-12) and r.var_m == pytest.approx(r.rms_m**2, rel=1e-12)
@@ -392,10 +392,10 @@ def test_annealed_posterior_moments_valid(spec, P):
     assert 0 < r.rho_row <= 1 + 1e-6 and 0 < r.rho_rest <= 1 + 1e-6
 
 
-@covers(lx.annealed_posterior_moments)
+@covers(lx.plugin_posterior_moments)
 @budget(30)
 @given(data=st.data())
-def test_annealed_posterior_moments_invalid(data):
+def test_plugin_posterior_moments_invalid(data):
     spec = cl.ModelSpec(L=4, V=2, kind="linear")
     args = dict(P=10.0, spec=spec, n_m=11, n_q=11, n_row=7, n_rest=7, m_max=2.0, q_max=0.5, max_regrid=2,
                 edge_tol=1e-3)
@@ -415,7 +415,7 @@ def test_annealed_posterior_moments_invalid(data):
         value = data.draw(st.sampled_from([0.0, -1.0, math.nan, math.inf, "10", None, True]))
     args[name] = value
     with raises_naming(name):
-        lx.annealed_posterior_moments(**args)
+        lx.plugin_posterior_moments(**args)
 
 
 @covers(lx.half_drift_z)
@@ -510,3 +510,51 @@ def test_map_sweep_datasets_valid(spec, P, n_sets, seed):
         assert getattr(r, name).shape == (n_sets, len(P))
         assert_finite(getattr(r, name), name)
     assert (r.m >= 0).all()  # gauge fixed
+
+
+# --------------------------------------------------------------------------
+# ArviZ diagnostics adapter
+# --------------------------------------------------------------------------
+
+from copylib import diagnostics as dg  # noqa: E402
+
+
+@covers(dg.chain_diagnostics, dg.ChainDiagnostics)
+@budget(25)
+@given(R=st.integers(2, 4), n=st.integers(8, 40), k=st.sampled_from([None, 2]), constant=st.booleans(), seed=seeds)
+def test_chain_diagnostics_valid(R, n, k, constant, seed):
+    rng = np.random.default_rng(seed)
+    shape = (R, n) if k is None else (R, n, k)
+    x = np.full(shape, 0.5) if constant else rng.normal(size=shape).cumsum(1)
+    d = dg.chain_diagnostics(x)
+    for a in (d.rhat, d.ess_bulk, d.ess_tail, d.mcse):
+        assert np.shape(a) == shape[2:]
+        assert np.isfinite(a).all()
+    assert isinstance(d.passes(), bool) and set(d.worst()) == {"rhat", "ess_bulk", "ess_tail", "drift_z"}
+
+
+@covers(dg.chain_diagnostics)
+@budget(20)
+@given(data=st.data())
+def test_chain_diagnostics_invalid(data):
+    x = data.draw(st.one_of(
+        st.sampled_from([np.zeros(8), np.zeros((2, 7)), np.zeros((1, 8)), np.zeros((2, 8, 2, 2))]), not_array(),
+        st.builds(lambda d: with_nonfinite(np.zeros((2, 8)), d), st.data())))
+    with raises_naming("x"):
+        dg.chain_diagnostics(x)
+
+
+@covers(dg.z_calibration, dg.ZCalibration)
+@budget(25)
+@given(z=st.lists(st.floats(-50, 50), min_size=2, max_size=60))
+def test_z_calibration_valid(z):
+    c = dg.z_calibration(z)
+    assert c.n == len(z) and 0 < c.lo < 1 < c.hi and 0 <= c.p_value <= 1
+    assert c.calibrated == (c.lo <= c.mean_z2 <= c.hi)
+
+
+@covers(dg.z_calibration)
+def test_z_calibration_invalid():
+    for bad in ([1.0], [], [0.0, np.nan], "ab"):
+        with raises_naming("z"):
+            dg.z_calibration(bad)

@@ -100,19 +100,19 @@ def test_reduced_action_valid(spec, version, P, seed, Delta):
     np.testing.assert_allclose(F1, (Fp - Fm) / (2 * h), rtol=1e-5, atol=1e-9 * scale / h)
     np.testing.assert_allclose(F2, (Fp - 2 * F + Fm) / h**2, rtol=1e-3, atol=1e-8 * scale / h**2)
     if version == "bayes":
-        # documented identity with the annealed action of the copy-state attention
-        from copylib.order_parameters import annealed_action_of_attention, copy_attention, prior_action_softmax
+        # documented identity with the plug-in action of the copy-state attention
+        from copylib.order_parameters import plugin_action_of_attention, copy_attention, prior_action_softmax
 
-        want = annealed_action_of_attention(copy_attention(D, spec.L), P, spec) + prior_action_softmax(D, spec)
+        want = plugin_action_of_attention(copy_attention(D, spec.L), P, spec) + prior_action_softmax(D, spec)
         np.testing.assert_allclose(F, want, rtol=1e-10, atol=1e-10)
 
 
-@covers(st_.annealed_readout)
+@covers(st_.plugin_readout)
 @budget(20)
 @given(spec=softmax_specs, P=log_uniform(1e-2, 1e5), batch=st.sampled_from([(), (3,)]), seed=seeds)
-def test_annealed_readout_valid(spec, P, batch, seed):
+def test_plugin_readout_valid(spec, P, batch, seed):
     A = cl.attention(2 * np.random.default_rng(seed).normal(size=batch + (spec.L, spec.L)), "softmax")
-    W = st_.annealed_readout(A, P, spec)
+    W = st_.plugin_readout(A, P, spec)
     assert W.shape == batch + (spec.V, spec.V)
     assert_finite(W)
 
@@ -263,7 +263,7 @@ def _call(which, name, data):
         "reduced_action_derivatives": (["Delta", "P"], {"version": "fluct", "noise": _NOISE}),
         "copy_weight_of_gap": (["Delta"], {"version": "bayes", "noise": None}),
         "state_loss": (["Delta", "P"], {"version": "bayes", "noise": None}),
-        "annealed_readout": (["A", "P"], {}),
+        "plugin_readout": (["A", "P"], {}),
         "action_minima": ([], {"P": 10.0, "version": "bayes", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
         "spinodals": ([], {"version": "bayes", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
                            "Delta_max": 5.0, "n_grid": 21}),
@@ -323,7 +323,7 @@ def _call(which, name, data):
     return args
 
 
-_FUNCTIONS = ["reduced_action", "reduced_action_derivatives", "copy_weight_of_gap", "state_loss", "annealed_readout",
+_FUNCTIONS = ["reduced_action", "reduced_action_derivatives", "copy_weight_of_gap", "state_loss", "plugin_readout",
               "action_minima", "spinodals", "first_order_point", "order_parameter_curve", "row_noise",
               "transverse_average"]
 _PARAMS = ["Delta", "P", "A", "P_grid", "spec", "version", "noise", "n_grid", "n_scan", "n_draws", "n_samples",
@@ -412,7 +412,7 @@ def test_softmax_experiments_invalid(data):
 
 
 @covers(st_.reduced_action, st_.reduced_action_derivatives, st_.state_loss, st_.copy_weight_of_gap,
-        st_.annealed_readout, st_.row_noise)
+        st_.plugin_readout, st_.row_noise)
 @budget(40)
 @given(spec=extreme_specs("softmax"), version=versions, P=log_uniform(1e-3, 1e6),
        Delta=st.lists(st.floats(-50, 50), min_size=1, max_size=3), seed=seeds)
@@ -427,7 +427,7 @@ def test_softmax_action_extreme_scales(spec, version, P, Delta, seed):
         assert_finite(out)
     from copylib.order_parameters import copy_attention
 
-    assert_finite(st_.annealed_readout(copy_attention(D, spec.L), P, spec))
+    assert_finite(st_.plugin_readout(copy_attention(D, spec.L), P, spec))
 
 
 @covers(st_.action_minima)
@@ -461,10 +461,10 @@ def test_first_order_point_follows_its_scale(scale, exponent):
 
 
 # --------------------------------------------------------------------------
-# copylib.softmax_exact and softmax_experiments.basin_mean
+# copylib.softmax_marginal and softmax_experiments.basin_mean
 # --------------------------------------------------------------------------
 
-from copylib import softmax_exact as se  # noqa: E402
+from copylib import softmax_marginal as se  # noqa: E402
 
 exact_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
                     cyclic=st.just(True))
@@ -555,17 +555,17 @@ def test_marginal_branches_of_double_wells(tilt, barrier, c1, gap):
         assert b.n_minima == 2
 
 
-@covers(se.exact_transition, se.ExactTransition)
+@covers(se.marginal_transition, se.MarginalTransition)
 @budget(8)
 @given(spec=exact_specs, seed=seeds)
 def test_exact_transition_valid_or_documented_error(spec, seed):
     cum = _small_cumulants(spec, seed)
     try:
-        tr = se.exact_transition(spec, cum, P_range=(1.0, 1e4), n_scan=9, xtol=1.0)
+        tr = se.marginal_transition(spec, cum, P_range=(1.0, 1e4), n_scan=9, xtol=1.0)
     except ValueError as err:  # documented: no coexistence / no crossing / grid too small
         assert any(w in str(err) for w in ("two minima", "P_range", "cross", "tilt grid", "c_grid", "t grid"))
         return
-    assert isinstance(tr, se.ExactTransition) and tr.P_lower <= tr.P3 <= tr.P_upper
+    assert isinstance(tr, se.MarginalTransition) and tr.P_lower <= tr.P3 <= tr.P_upper
 
 
 @covers(sx.basin_mean)
@@ -602,7 +602,7 @@ def _exact_call(which, name, data):
         "copy_weight_marginal": {"P": 5.0, "spec": _SMALL_EXACT, "cumulants": _CUM, "c_grid": _C,
                                  "correction": False, "check_coverage": False},
         "marginal_branches": {"marginal": _MARG, "tol": 1e-6, "max_nats": 30.0},
-        "exact_transition": {"spec": _SMALL_EXACT, "cumulants": _CUM, "P_range": (1.0, 10.0), "n_scan": 5,
+        "marginal_transition": {"spec": _SMALL_EXACT, "cumulants": _CUM, "P_range": (1.0, 10.0), "n_scan": 5,
                              "xtol": 1.0, "correction": False},
     }
     args = dict(calls[which])
@@ -645,7 +645,7 @@ def _exact_call(which, name, data):
     return args
 
 
-_EXACT = ["row_cumulants", "copy_weight_marginal", "marginal_branches", "exact_transition"]
+_EXACT = ["row_cumulants", "copy_weight_marginal", "marginal_branches", "marginal_transition"]
 _EXACT_PARAMS = ["spec", "rng", "n_draws", "lam1", "lam2", "t_step", "t_range", "P", "cumulants", "c_grid",
                  "correction", "check_coverage", "marginal", "tol", "max_nats", "P_range", "n_scan", "xtol"]
 

@@ -8,7 +8,7 @@ import pytest
 from copylib import ModelSpec
 from copylib import linear_theory as lt
 from copylib import softmax_theory as st
-from copylib.linear_experiments import annealed_posterior_moments
+from copylib.linear_experiments import plugin_posterior_moments
 from copylib.scaling import THRESHOLDS, critical_sample_sizes, fit_power_law, posterior_crossover
 
 
@@ -87,7 +87,7 @@ def test_posterior_crossover_is_where_the_share_is_one_half():
     spec = ModelSpec(L=8, V=2, kind="linear")
     P2 = posterior_crossover(spec, P_bracket=(5.0, 1e5), rtol=1e-4)
     for P, sign in ((P2 * 0.98, -1), (P2 * 1.02, 1)):
-        mom = annealed_posterior_moments(P, spec)
+        mom = plugin_posterior_moments(P, spec)
         Q = (spec.L - 1) * mom.q
         assert np.sign(Q / (mom.abs_m + Q) - 0.5) == sign
     with pytest.raises(ArithmeticError, match="P_bracket"):

@@ -11,7 +11,7 @@ import pytest
 from copylib import ModelSpec, cooccurrence, copy_task, expected_loss, optimal_readout, sum_squared_error, token_moment
 from copylib.evidence import negative_log_evidence
 from copylib.order_parameters import (
-    annealed_action_of_attention,
+    plugin_action_of_attention,
     copy_attention,
     copy_weight,
     invariants,
@@ -20,7 +20,7 @@ from copylib.order_parameters import (
 from copylib.softmax_theory import (
     VERSIONS,
     action_minima,
-    annealed_readout,
+    plugin_readout,
     copy_weight_of_gap,
     first_order_point,
     leading_order_gap,
@@ -58,11 +58,11 @@ def _logdets(Delta, P, spec):
 
 
 @pytest.mark.parametrize("spec", [SPEC, ODD, ModelSpec(L=9, V=5, sigma_G=0.8, cyclic=False)])
-def test_bayes_action_is_annealed_action_of_copy_attention_plus_prior(spec):
+def test_bayes_action_is_plugin_action_of_copy_attention_plus_prior(spec):
     Delta = np.linspace(-2.0, 8.0, 23)
     P = np.array([3.0, 150.0, 1e5])[:, None]
     F = reduced_action(Delta, P, spec)
-    ref = annealed_action_of_attention(copy_attention(Delta, spec.L), P, spec) + prior_action_softmax(Delta, spec)
+    ref = plugin_action_of_attention(copy_attention(Delta, spec.L), P, spec) + prior_action_softmax(Delta, spec)
     assert F.shape == (3, 23)
     np.testing.assert_allclose(F, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
 
@@ -95,7 +95,7 @@ def test_min_over_W_is_the_trace_term_on_real_data():
     assert nle == pytest.approx(best + spec.V / 2 * logdet + const, rel=1e-12)
 
 
-def test_map_action_is_the_annealed_trace_term():
+def test_map_action_is_the_plugin_trace_term():
     """The MAP action is (y2_bar - tr B_bar^T (K_bar + kappa I)^{-1} B_bar)/(2 s^2) + prior, minus the constant."""
     spec = ODD
     for Delta, P in [(0.2, 30.0), (2.5, 700.0)]:
@@ -153,7 +153,7 @@ def test_fluct_is_deterministic_and_matches_full_matrix_average(noise):
 def test_readout_and_loss_of_a_state():
     for Delta, P in [(0.3, 340.0), (1.8, 340.0), (4.0, 5e4)]:
         A = copy_attention(Delta, SPEC.L)
-        W = annealed_readout(A, P, SPEC)
+        W = plugin_readout(A, P, SPEC)
         a1, a2, g1, g2 = invariants(A)
         eps = SPEC.V * SPEC.kappa / P
         V = SPEC.V
@@ -326,4 +326,4 @@ def test_bad_input(noise):
     with pytest.raises(ValueError, match="P_range"):
         spinodals(SPEC, P_range=(10.0, 5.0))
     with pytest.raises(ValueError, match="A"):
-        annealed_readout(np.ones((3, 3)), 10.0, SPEC)
+        plugin_readout(np.ones((3, 3)), 10.0, SPEC)

@@ -1,5 +1,5 @@
-"""Tests of copylib.softmax_exact: the row cumulant generating function, the
-saddlepoint prior of (alpha_1, gamma_1), the exact annealed marginal of the copy
+"""Tests of copylib.softmax_marginal: the row cumulant generating function, the
+saddlepoint prior of (alpha_1, gamma_1), the plug-in saddlepoint marginal of the copy
 weight, its branches and the first-order point; and softmax_experiments.basin_mean."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from copylib import ModelSpec, attention
-from copylib import softmax_exact as se
+from copylib import softmax_marginal as se
 from copylib import softmax_experiments as sx
-from copylib.order_parameters import annealed_action, invariants
+from copylib.order_parameters import plugin_action, invariants
 
 SMALL = ModelSpec(L=8, V=3, kind="softmax")
 SPEC = ModelSpec(L=32, V=4, kind="softmax")
@@ -98,7 +98,7 @@ def test_posterior_marginal_matches_reweighted_prior_draws(small_cum):
     P = 60.0
     m = se.copy_weight_marginal(P, SMALL, small_cum, c_grid=np.linspace(0.02, 0.6, 1161))
     _, a1, g1 = _prior_rows(SMALL, 40_000, 6)
-    logw = -annealed_action(a1, SMALL.L, g1, SMALL.L, P, SMALL)
+    logw = -plugin_action(a1, SMALL.L, g1, SMALL.L, P, SMALL)
     w = np.exp(logw - logw.max())
     ess = w.sum() ** 2 / (w**2).sum()
     assert ess > 2000  # the reweighting is reliable at this P
@@ -164,7 +164,7 @@ def test_branches_of_a_double_well():
 
 
 def test_exact_transition_at_L32(big_cum):
-    tr = se.exact_transition(SPEC, big_cum)
+    tr = se.marginal_transition(SPEC, big_cum)
     assert tr.P_lower < tr.P3 < tr.P_upper
     assert tr.at_P3.free_energy[0] == pytest.approx(tr.at_P3.free_energy[1], abs=0.01)
     # the exact posterior's jump is well above the mean-field P3 = 342 and below fluct's 667

@@ -1,7 +1,7 @@
-"""The exact annealed posterior of softmax attention, integrated over all its invariants.
+"""The plug-in posterior of softmax attention (saddlepoint density), integrated over all its invariants.
 
-For softmax attention the annealed data action
-(:func:`copylib.order_parameters.annealed_action`) depends on the logits ``g``
+For softmax attention the plug-in data action
+(:func:`copylib.order_parameters.plugin_action`) depends on the logits ``g``
 only through
 
 ::
@@ -12,7 +12,7 @@ only through
 the ``L`` rows of ``g`` are independent and identically distributed (the copy
 position of each row is a relabelling), so the prior density of the pair
 ``s = (alpha_1, gamma_1)`` is the ``L``-fold convolution ``p0`` of the density of
-one row's ``(u, v)``, and the annealed posterior of ``s`` is exactly
+one row's ``(u, v)``, and the plug-in posterior of ``s`` is exactly
 
 ::
 
@@ -71,7 +71,7 @@ Functions: :func:`row_cumulants` (the prior of one row, independent of ``P``),
 :func:`copy_weight_marginal` (the posterior marginal of ``c`` at one ``P``, with
 the conditional means of ``alpha_1`` and of the test loss),
 :func:`marginal_branches` (local minima of ``-ln p(c)``, the barrier, basin free
-energies and basin means), :func:`exact_transition` (spinodals and ``P3`` from
+energies and basin means), :func:`marginal_transition` (spinodals and ``P3`` from
 equal basin free energies).
 """
 
@@ -97,8 +97,8 @@ __all__ = [
     "copy_weight_marginal",
     "MarginalBranches",
     "marginal_branches",
-    "ExactTransition",
-    "exact_transition",
+    "MarginalTransition",
+    "marginal_transition",
     "loss_of_invariants",
 ]
 
@@ -373,7 +373,7 @@ def _check_cumulants(cum, spec) -> RowCumulants:
 
 
 def _data_action(a1, g1, P, spec):
-    """``annealed_action(alpha_1, L, gamma_1, L, P, spec)`` in plain numpy (same terms)."""
+    """``plugin_action(alpha_1, L, gamma_1, L, P, spec)`` in plain numpy (same terms)."""
     L, V = spec.L, spec.V
     eps = V * spec.kappa / P
     return (V * (V - 1) / 2 * np.log1p(a1 / eps) + V / 2 * math.log1p(L / eps)
@@ -381,19 +381,19 @@ def _data_action(a1, g1, P, spec):
 
 
 def _loss(a1, g1, P, spec):
-    """Test loss per position of a row-stochastic state with its annealed readout (cyclic)."""
+    """Test loss per position of a row-stochastic state with its plug-in readout (cyclic)."""
     from .softmax_theory import _loss_from_invariants
 
     return _loss_from_invariants(a1, g1, P, spec)
 
 
 def loss_of_invariants(alpha_1, gamma_1, P, spec: ModelSpec):
-    """Test loss per position of row-stochastic attention with its annealed readout, from its invariants.
+    """Test loss per position of row-stochastic attention with its plug-in readout, from its invariants.
 
     The definition of :func:`copylib.softmax_theory.state_loss`: the expected
     squared error per position on fresh data of the attention ``A`` with the
     large-``P`` posterior-mean readout ``W(A)``
-    (:func:`copylib.softmax_theory.annealed_readout`). For row-stochastic ``A`` in
+    (:func:`copylib.softmax_theory.plugin_readout`). For row-stochastic ``A`` in
     the cyclic task it depends on ``A`` only through ``alpha_1 = |A|^2`` and
     ``gamma_1 = sum_l A[l, l-1]``; applied to posterior samples it gives the loss
     whose posterior mean :func:`copy_weight_marginal` computes.
@@ -431,7 +431,7 @@ def loss_of_invariants(alpha_1, gamma_1, P, spec: ModelSpec):
 
 @dataclass(frozen=True)
 class CopyWeightMarginal:
-    """The annealed posterior marginal of the copy weight ``c = gamma_1 / L`` at one ``P``.
+    """The plug-in posterior marginal of the copy weight ``c = gamma_1 / L`` at one ``P``.
 
     Attributes
     ----------
@@ -446,7 +446,7 @@ class CopyWeightMarginal:
     alpha_1 : array ``(n_c,)``
         ``E[alpha_1 | c]``.
     loss : array ``(n_c,)``
-        ``E[loss | c]``: test loss per position of the attention with its annealed
+        ``E[loss | c]``: test loss per position of the attention with its plug-in
         readout (:func:`copylib.softmax_theory.state_loss`'s definition); ``nan`` for ``P = None``.
     edge : float
         Largest log density on the boundary of the tilt grid relative to the
@@ -529,7 +529,7 @@ def _lines(cum: RowCumulants, c: np.ndarray, correction: bool):
 
 def copy_weight_marginal(P, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=None,
                          correction: bool = False, check_coverage: bool = True) -> CopyWeightMarginal:
-    """The exact annealed posterior marginal of the copy weight at ``P`` (or of the prior).
+    """The plug-in posterior marginal of the copy weight at ``P`` (or of the prior).
 
     Parameters
     ----------
@@ -701,8 +701,8 @@ def marginal_branches(marginal: CopyWeightMarginal, *, tol: float = 1e-6,
 
 
 @dataclass(frozen=True)
-class ExactTransition:
-    """Spinodals and first-order point of the exact annealed marginal of ``c``.
+class MarginalTransition:
+    """Spinodals and first-order point of the plug-in saddlepoint marginal of ``c``.
 
     Attributes
     ----------
@@ -721,8 +721,8 @@ class ExactTransition:
     at_P3: MarginalBranches
 
 
-def exact_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(300.0, 1200.0),
-                     n_scan: int = 141, xtol: float = 0.05, correction: bool = False) -> ExactTransition:
+def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(300.0, 1200.0),
+                     n_scan: int = 141, xtol: float = 0.05, correction: bool = False) -> MarginalTransition:
     """Spinodals (where a local minimum of ``-ln p(c)`` disappears) and ``P3`` (equal basin masses).
 
     A geometric scan of ``n_scan`` sample sizes in ``P_range`` finds the interval
@@ -740,7 +740,7 @@ def exact_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(300.0
 
     Returns
     -------
-    ExactTransition
+    MarginalTransition
 
     Raises
     ------
@@ -792,4 +792,4 @@ def exact_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(300.0
     if not diff(lo) > 0 > diff(hi):
         raise ValueError("the basin free energies do not cross inside the coexistence region")
     P3 = brentq(diff, lo, hi, xtol=xtol)
-    return ExactTransition(P3=float(P3), P_lower=float(P_lo), P_upper=float(P_up), at_P3=br(P3))
+    return MarginalTransition(P3=float(P3), P_lower=float(P_lo), P_upper=float(P_up), at_P3=br(P3))
