@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ._validation import as_real_array, check_finite, check_positive
 from .model import ModelSpec
@@ -134,22 +135,48 @@ class PowerLawFit:
     """:func:`fit_power_law` result: ``ln y = coef[0] + sum_k coef[k] ln x_k``.
 
     names : ("const", regressor names...); coef, se : arrays ``(1 + n_regressors,)``
-    (exponents and their ordinary least-squares standard errors); residual_rms :
-    root mean square of the residuals of ``ln y``; n : number of points.
+    (exponents and their ordinary least-squares standard errors, ``s^2 (X^T X)^{-1}``
+    with ``s^2`` the residual variance on ``n - k`` degrees of freedom);
+    se_jackknife : array ``(1 + n_regressors,)``, the delete-one jackknife standard
+    errors (each point left out in turn; NaN where ``n - 1`` points do not determine
+    the coefficients); residual_rms : root mean square of the residuals of ``ln y``
+    (a description of the scatter, not an uncertainty of the exponents); n : number
+    of points; dof : residual degrees of freedom ``n - k``.
     """
 
     names: tuple
     coef: np.ndarray
     se: np.ndarray
+    se_jackknife: np.ndarray
     residual_rms: float
     n: int
+    dof: int
 
     def exponent(self, name: str) -> tuple[float, float]:
-        """``(exponent, standard error)`` of the regressor ``name``."""
+        """``(exponent, OLS standard error)`` of the regressor ``name``."""
+        i = self._index(name)
+        return float(self.coef[i]), float(self.se[i])
+
+    def interval(self, name: str, level: float = 0.95) -> tuple[float, float]:
+        """Two-sided Student-t confidence interval of the exponent ``name`` at ``level``.
+
+        ``coef +- t_{dof}((1 + level)/2) se``: exact coverage for independent Gaussian
+        scatter of ``ln y`` of constant variance; with few points (``dof = 1`` for three
+        points and one regressor, ``t = 12.7`` at 95 %) it is honestly wide.
+        """
+        from scipy.stats import t as student_t
+
+        i = self._index(name)
+        level = check_positive("level", level)
+        if not level < 1:
+            raise ValueError(f"level must lie in (0, 1), got {level}")
+        h = float(student_t.ppf(0.5 + level / 2, self.dof)) * float(self.se[i])
+        return float(self.coef[i]) - h, float(self.coef[i]) + h
+
+    def _index(self, name: str) -> int:
         if name not in self.names[1:]:
             raise ValueError(f"name must be one of {self.names[1:]}, got {name!r}")
-        i = self.names.index(name)
-        return float(self.coef[i]), float(self.se[i])
+        return self.names.index(name)
 
 
 def fit_power_law(y, **regressors) -> PowerLawFit:
@@ -158,9 +185,14 @@ def fit_power_law(y, **regressors) -> PowerLawFit:
     y : array ``(n,)`` of positive values; regressors : name -> array ``(n,)`` of
     positive values (at least one; ``n`` must exceed the number of coefficients).
     The standard errors are the usual OLS ones, ``s^2 (X^T X)^{-1}`` with
-    ``s^2`` the residual variance: for deterministic ``y`` (thresholds of a
-    theory) they measure how far ``y`` is from an exact product of powers on
-    this grid, i.e. the curvature that finite-size corrections leave.
+    ``s^2`` the residual variance, and the delete-one jackknife ones (over the
+    points, e.g. over the ``L`` values of a fit along ``L``). For independent
+    Gaussian scatter of ``ln y`` the OLS errors are calibrated
+    (:meth:`PowerLawFit.interval` covers the true exponent at its level). For
+    deterministic ``y`` (thresholds of a theory) they are not sampling errors:
+    they measure how far ``y`` is from an exact product of powers on this grid,
+    i.e. the curvature that finite-size corrections leave, and the jackknife
+    measures how much the exponent depends on which sizes are included.
     """
     y = as_real_array("y", y)
     if y.ndim != 1:
@@ -183,12 +215,20 @@ def fit_power_law(y, **regressors) -> PowerLawFit:
     n, k = X.shape
     if n <= k:
         raise ValueError(f"y needs more points ({n}) than coefficients ({k})")
-    coef, *_ = np.linalg.lstsq(X, np.log(y), rcond=None)
-    resid = np.log(y) - X @ coef
+    ly = np.log(y)
+    coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
+    resid = ly - X @ coef
     s2 = float(resid @ resid) / (n - k)
     cov = s2 * np.linalg.inv(X.T @ X)
-    return PowerLawFit(names=("const", *regressors), coef=coef, se=np.sqrt(np.diag(cov)),
-                       residual_rms=float(np.sqrt(np.mean(resid**2))), n=n)
+    # delete-one jackknife: refit without each point; defined where the n - 1 points still determine the fit
+    se_jack = np.full(k, np.nan)
+    if n - 1 >= k:
+        keep = ~np.eye(n, dtype=bool)
+        loo = np.array([np.linalg.lstsq(X[kp], ly[kp], rcond=None)[0] for kp in keep])
+        if all(np.linalg.matrix_rank(X[kp]) == k for kp in keep):
+            se_jack = np.sqrt((n - 1) / n * ((loo - loo.mean(axis=0)) ** 2).sum(axis=0))
+    return PowerLawFit(names=("const", *regressors), coef=coef, se=np.sqrt(np.diag(cov)), se_jackknife=se_jack,
+                       residual_rms=float(np.sqrt(np.mean(resid**2))), n=n, dof=n - k)
 
 
 def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0, 1e6), rtol: float = 1e-3,
@@ -198,8 +238,8 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     The copy share of the posterior is ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])``
     with the moments of :func:`copylib.linear_experiments.plugin_posterior_moments`
     (the posterior integrated over every order parameter, no saddle point): the
-    posterior counterpart of :func:`copylib.linear_theory.p2_numerical`. Bisection in
-    ``ln P`` inside ``P_bracket`` to relative precision ``rtol``.
+    posterior counterpart of :func:`copylib.linear_theory.p2_numerical`. Brent's root
+    finder in ``ln P`` inside ``P_bracket``, to relative precision ``rtol`` in ``P``.
 
     Raises
     ------
@@ -222,13 +262,10 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
         Q = (L - 1) * mom.q
         return Q / (mom.abs_m + Q) - share
 
-    f_lo, f_hi = f(lo), f(hi)
-    if not (f_lo < 0 < f_hi):
-        raise ArithmeticError(f"the posterior copy share does not cross {share} inside P_bracket = {P_bracket}")
-    while hi / lo > 1 + rtol:
-        mid = math.sqrt(lo * hi)
-        if f(mid) < 0:
-            lo = mid
-        else:
-            hi = mid
-    return math.sqrt(lo * hi)
+    # Brent's method in ln P (the share is smooth and monotone near the crossover): about half the
+    # evaluations of a bisection, each of which is a 4-d quadrature
+    try:
+        x = brentq(lambda lx: f(math.exp(lx)), math.log(lo), math.log(hi), xtol=0.5 * math.log1p(rtol), rtol=1e-12)
+    except ValueError as err:  # brentq: f(a) and f(b) have the same sign
+        raise ArithmeticError(f"the posterior copy share does not cross {share} inside P_bracket = {P_bracket}") from err
+    return math.exp(x)

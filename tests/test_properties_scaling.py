@@ -31,6 +31,11 @@ def test_fit_power_law_valid(n, k, seed):
     f = sc.fit_power_law(y, **xs)
     assert f.coef.shape == f.se.shape == (k + 1,) and f.n == n
     assert np.isfinite(f.coef).all() and (f.se >= 0).all() and f.residual_rms >= 0
+    assert f.se_jackknife.shape == (k + 1,) and f.dof == n - k - 1
+    for name in xs:
+        lo, hi = f.interval(name, 0.9)
+        wide_lo, wide_hi = f.interval(name, 0.99)
+        assert wide_lo <= lo <= f.exponent(name)[0] <= hi <= wide_hi
     # a rescaled y only moves the constant
     g = sc.fit_power_law(7.0 * y, **xs)
     assert np.allclose(g.coef[1:], f.coef[1:], atol=1e-8) and g.coef[0] == pytest.approx(f.coef[0] + math.log(7.0))
@@ -44,6 +49,15 @@ def test_fit_power_law_invalid(bad):
         sc.fit_power_law(bad, x=[1.0, 2.0, 3.0, 4.0])
     with raises_naming("x"):
         sc.fit_power_law([1.0, 2.0, 3.0, 4.0], x=bad)
+
+
+@covers(sc.PowerLawFit)
+@budget(20)
+@given(bad=st.one_of(bad_positive(), st.sampled_from([1.0, 1.5])))
+def test_power_law_interval_invalid(bad):
+    f = sc.fit_power_law([1.0, 2.1, 3.9, 8.2], x=[1.0, 2.0, 3.0, 4.0])
+    with raises_naming("level"):
+        f.interval("x", bad)
 
 
 @covers(sc.critical_sample_sizes, sc.ThresholdTable)

@@ -41,6 +41,45 @@ def test_fit_power_law_standard_errors_are_calibrated():
     assert np.std(est, ddof=1) == pytest.approx(np.mean(se), rel=0.15)
 
 
+def test_fit_power_law_interval_covers_the_true_exponent_at_its_level():
+    # synthetic power laws with a known exponent and Gaussian scatter of ln y: the Student-t
+    # interval must cover the true exponent in 95 % of repetitions. 1000 repetitions give the
+    # coverage to a binomial s.e. of 0.7 %, so [0.93, 0.97] is a 3-s.e. band; a z-interval
+    # (no t quantile) at n = 5 would cover only about 88 %, the bare s.e. about 61 %.
+    rng = np.random.default_rng(2)
+    x = np.array([16.0, 24.0, 32.0, 48.0, 64.0])
+    hits = hits_se = 0
+    for _ in range(1000):
+        f = fit_power_law(5.0 * x**1.7 * np.exp(0.05 * rng.normal(size=x.size)), L=x)
+        lo, hi = f.interval("L", 0.95)
+        hits += lo <= 1.7 <= hi
+        b, s = f.exponent("L")
+        hits_se += abs(b - 1.7) <= s
+    assert 0.93 <= hits / 1000 <= 0.97
+    assert hits_se / 1000 < 0.75  # one bare s.e. with 3 degrees of freedom is not a 95 % interval
+    assert f.dof == 3
+
+
+def test_fit_power_law_jackknife():
+    # an exact power law: every leave-one-out fit is the same, jackknife s.e. 0
+    x = np.array([2.0, 4.0, 8.0, 16.0])
+    f = fit_power_law(3 * x**2.5, x=x)
+    assert np.all(f.se_jackknife < 1e-10)
+    # a curved law (local exponent 1 + 2/ln x, like L ln^2 L): the jackknife s.e. equals the
+    # formula sqrt((n-1)/n sum (b_(i) - mean)^2) over the explicit leave-one-out fits
+    x = np.array([32.0, 64.0, 128.0, 256.0, 512.0])
+    y = x * np.log(x) ** 2
+    f = fit_power_law(y, L=x)
+    loo = [np.polyfit(np.log(np.delete(x, i)), np.log(np.delete(y, i)), 1)[0] for i in range(x.size)]
+    assert f.se_jackknife[1] == pytest.approx(np.sqrt(4 / 5 * np.sum((loo - np.mean(loo)) ** 2)), rel=1e-10)
+    assert f.exponent("L")[0] == pytest.approx(np.polyfit(np.log(x), np.log(y), 1)[0], rel=1e-12)
+    # three points, two coefficients: each leave-one-out fit is exact, still defined
+    f3 = fit_power_law(y[:3], L=x[:3])
+    assert np.isfinite(f3.se_jackknife).all() and f3.dof == 1
+    lo, hi = f3.interval("L", 0.95)  # t_1 = 12.71: honestly wide
+    assert (hi - lo) / 2 == pytest.approx(12.706 * f3.se[1], rel=1e-3)
+
+
 def test_fit_power_law_rejects_bad_input():
     with pytest.raises(ValueError, match="y"):
         fit_power_law([1.0, -2.0, 3.0], x=[1.0, 2.0, 3.0])
@@ -52,6 +91,8 @@ def test_fit_power_law_rejects_bad_input():
         fit_power_law([1.0, 2.0], x=[1.0, 2.0])
     with pytest.raises(ValueError, match="name"):
         fit_power_law([1.0, 2.0, 4.0], x=[1.0, 2.0, 3.0]).exponent("z")
+    with pytest.raises(ValueError, match="level"):
+        fit_power_law([1.0, 2.0, 4.0], x=[1.0, 2.0, 3.0]).interval("x", 1.0)
 
 
 def test_critical_sample_sizes_equal_the_theory_functions():
