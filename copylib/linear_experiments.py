@@ -13,6 +13,7 @@
 * :func:`half_drift_z`: a stationarity test of chains (second half against first half).
 * :func:`onset_from_squares`: a threshold estimate from ``m^2`` just above it.
 * :func:`map_sweep_datasets`: MAP-filtered Adam over ``P`` for several data sets, batched.
+* :func:`dataset_chain_diagnostics`: R-hat, ESS and drift for chains on different data sets.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from .model import ModelSpec
 from .sampling import mcse_mean
 
 __all__ = ["IntegratedMoments", "integrated_moments", "PluginMoments", "plugin_posterior_moments", "GroupSummary", "chain_group_summary",
-           "half_drift_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets"]
+           "half_drift_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets", "DatasetDiagnostics",
+           "dataset_chain_diagnostics"]
 
 
 @dataclass(frozen=True)
@@ -421,3 +423,61 @@ def map_sweep_datasets(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     return MapSweepSets(P=P_values.copy(), m=(m * sign).reshape(shape), q=(q * sign).reshape(shape),
                         test_loss=runs.test_loss[kept, -1].reshape(shape),
                         objective=runs.objective[kept].reshape(shape))
+
+
+@dataclass(frozen=True)
+class DatasetDiagnostics:
+    """:func:`dataset_chain_diagnostics` result: one entry per observable (arrays of shape ``(k,)``).
+
+    rhat : the largest rank-normalised split R-hat over the data sets (each data
+    set's chains compared only with each other); ess_bulk, ess_tail : bulk and tail
+    effective sample sizes summed over the data sets (the effective number of draws
+    behind the data-set average of the posterior means); drift_z : the half-chain
+    drift over all chains (:func:`half_drift_z` with every chain in one group: the
+    per-chain difference removes the data set); rhat_sets : ``(n_sets, k)`` R-hat
+    of each data set.
+    """
+
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    drift_z: np.ndarray
+    rhat_sets: np.ndarray
+    n_sets: int
+    n_chains: int
+    n_draws: int
+
+    def passes(self, rhat_max: float = 1.01, ess_min: float = 400.0, drift_max: float = 4.0) -> bool:
+        """True if R-hat < ``rhat_max``, bulk and tail ESS > ``ess_min`` and drift z < ``drift_max`` everywhere."""
+        return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
+                    and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
+
+
+def dataset_chain_diagnostics(x) -> DatasetDiagnostics:
+    """MCMC diagnostics for chains that sample the posteriors of *different* data sets.
+
+    x : array ``(n_sets, n_chains, n_draws)`` or ``(n_sets, n_chains, n_draws, k)``:
+    ``n_chains >= 2`` chains per data set (independent starts on the same data),
+    ``n_draws >= 8``, finite. R-hat across chains of different data sets would
+    mistake the data-set spread for non-convergence (and the energy differs
+    between data sets by the log evidence), so R-hat and the ESS are computed per
+    data set with :func:`copylib.diagnostics.chain_diagnostics` (ArviZ); the
+    worst R-hat and the summed ESS are returned. The sum is the ESS of the
+    data-set average of the posterior means when the data sets' posterior
+    variances are equal, an approximation otherwise.
+    """
+    from .diagnostics import chain_diagnostics
+
+    x = as_real_array("x", x)
+    if x.ndim not in (3, 4) or x.shape[1] < 2 or x.shape[2] < 8:
+        raise ValueError(f"x must have shape (n_sets, n_chains >= 2, n_draws >= 8[, k]), got {x.shape}")
+    check_finite("x", x)
+    y = x if x.ndim == 4 else x[..., None]
+    S, R, n, k = y.shape
+    diags = [chain_diagnostics(y[s]) for s in range(S)]
+    rhat_sets = np.stack([d.rhat for d in diags])
+    drift = np.array([half_drift_z(y[:, :, :, j].reshape(1, S * R, n))[0] for j in range(k)])
+    squeeze = (lambda a: a[..., 0]) if x.ndim == 3 else (lambda a: a)
+    return DatasetDiagnostics(rhat=squeeze(rhat_sets.max(0)), ess_bulk=squeeze(np.sum([d.ess_bulk for d in diags], 0)),
+                              ess_tail=squeeze(np.sum([d.ess_tail for d in diags], 0)), drift_z=squeeze(drift),
+                              rhat_sets=squeeze(rhat_sets), n_sets=S, n_chains=R, n_draws=n)

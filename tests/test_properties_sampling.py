@@ -558,3 +558,30 @@ def test_z_calibration_invalid():
     for bad in ([1.0], [], [0.0, np.nan], "ab"):
         with raises_naming("z"):
             dg.z_calibration(bad)
+
+
+@covers(lx.dataset_chain_diagnostics, lx.DatasetDiagnostics)
+@budget(30)
+@given(S=st.integers(1, 3), R=st.integers(2, 4), n=st.integers(8, 40), k=st.integers(0, 2), seed=seeds)
+def test_dataset_chain_diagnostics_valid(S, R, n, k, seed):
+    shape = (S, R, n) if k == 0 else (S, R, n, k)
+    x = np.random.default_rng(seed).normal(size=shape)
+    d = lx.dataset_chain_diagnostics(x)
+    trailing = () if k == 0 else (k,)
+    for name in ("rhat", "ess_bulk", "ess_tail", "drift_z"):
+        assert np.shape(getattr(d, name)) == trailing
+        assert np.isfinite(getattr(d, name)).all() and (np.asarray(getattr(d, name)) >= 0).all()
+    assert d.rhat_sets.shape == (S,) + trailing and (d.n_sets, d.n_chains, d.n_draws) == (S, R, n)
+    # per data set it is chain_diagnostics of that set's chains; the drift ignores per-chain offsets
+    from copylib.diagnostics import chain_diagnostics
+
+    assert np.allclose(d.rhat_sets[-1], chain_diagnostics(x[-1]).rhat)
+    off = np.arange(S * R, dtype=float).reshape((S, R) + (1,) * (len(shape) - 2))
+    assert np.allclose(lx.dataset_chain_diagnostics(x + off).drift_z, d.drift_z, rtol=1e-6, atol=1e-9)
+    assert isinstance(d.passes(), bool)
+    with raises_naming("x"):
+        lx.dataset_chain_diagnostics(x[:, :1])
+    with raises_naming("x"):
+        lx.dataset_chain_diagnostics(x[:, :, :7])
+    with raises_naming("x"):
+        lx.dataset_chain_diagnostics(np.where(np.arange(n)[:, None] == 0 if k else np.arange(n) == 0, np.nan, x))
