@@ -585,3 +585,22 @@ def test_dataset_chain_diagnostics_valid(S, R, n, k, seed):
         lx.dataset_chain_diagnostics(x[:, :, :7])
     with raises_naming("x"):
         lx.dataset_chain_diagnostics(np.where(np.arange(n)[:, None] == 0 if k else np.arange(n) == 0, np.nan, x))
+
+
+@covers(lx.map_sweep_quenched, lx.QuenchedMap)
+@budget(60)
+@given(data=st.data())
+def test_map_sweep_quenched_valid_and_invalid(data):
+    spec = cl.ModelSpec(L=3, V=2, kind="linear")
+    args = dict(P_values=[2, 3], spec=spec, seeds=(1,), init_scales=(0.1,), gtol=1e-8, max_iter=50, n_steps=3)
+    r = lx.map_sweep_quenched(**args)
+    for name in ("m", "q", "test_loss", "objective", "m_exact", "q_exact", "objective_exact", "grad_exact"):
+        assert getattr(r, name).shape == (1, 2)
+        assert_finite(getattr(r, name), name)
+    assert (r.objective_exact <= r.objective + 1e-9).all() and (r.m_exact >= 0).all()
+    name = data.draw(st.sampled_from(["seeds", "init_scales", "gtol", "max_iter"]))
+    bad = {"seeds": st.sampled_from([(), (-1,), "1", 3]), "init_scales": st.sampled_from([(), (0.0,), (math.nan,)]),
+           "gtol": st.sampled_from([0.0, -1.0, math.nan, math.inf]), "max_iter": st.sampled_from([0, -3, 1.5, True])}
+    args[name] = data.draw(bad[name])
+    with raises_naming(name):
+        lx.map_sweep_quenched(**args)
