@@ -13,6 +13,8 @@
 * :func:`half_drift_z`: a stationarity test of chains (second half against first half).
 * :func:`onset_from_squares`: a threshold estimate from ``m^2`` just above it.
 * :func:`map_sweep_datasets`: MAP-filtered Adam over ``P`` for several data sets, batched.
+* :func:`dataset_chain_diagnostics`: R-hat, ESS and drift for chains on different data sets.
+* :func:`map_sweep_quenched`: Adam as :func:`map_sweep_datasets` plus the exact (L-BFGS) minimiser on the same data.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .model import ModelSpec
 from .sampling import mcse_mean
 
 __all__ = ["IntegratedMoments", "integrated_moments", "PluginMoments", "plugin_posterior_moments", "GroupSummary", "chain_group_summary",
-           "half_drift_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets"]
+           "half_drift_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets", "DatasetDiagnostics",
+           "dataset_chain_diagnostics", "QuenchedMap", "map_sweep_quenched"]
 
 
 @dataclass(frozen=True)
@@ -421,3 +424,156 @@ def map_sweep_datasets(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     return MapSweepSets(P=P_values.copy(), m=(m * sign).reshape(shape), q=(q * sign).reshape(shape),
                         test_loss=runs.test_loss[kept, -1].reshape(shape),
                         objective=runs.objective[kept].reshape(shape))
+
+
+@dataclass(frozen=True)
+class DatasetDiagnostics:
+    """:func:`dataset_chain_diagnostics` result: one entry per observable (arrays of shape ``(k,)``).
+
+    rhat : the largest rank-normalised split R-hat over the data sets (each data
+    set's chains compared only with each other); ess_bulk, ess_tail : bulk and tail
+    effective sample sizes summed over the data sets (the effective number of draws
+    behind the data-set average of the posterior means); drift_z : the half-chain
+    drift over all chains (:func:`half_drift_z` with every chain in one group: the
+    per-chain difference removes the data set); rhat_sets : ``(n_sets, k)`` R-hat
+    of each data set.
+    """
+
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    drift_z: np.ndarray
+    rhat_sets: np.ndarray
+    n_sets: int
+    n_chains: int
+    n_draws: int
+
+    def passes(self, rhat_max: float = 1.01, ess_min: float = 400.0, drift_max: float = 4.0) -> bool:
+        """True if R-hat < ``rhat_max``, bulk and tail ESS > ``ess_min`` and drift z < ``drift_max`` everywhere."""
+        return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
+                    and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
+
+
+def dataset_chain_diagnostics(x) -> DatasetDiagnostics:
+    """MCMC diagnostics for chains that sample the posteriors of *different* data sets.
+
+    x : array ``(n_sets, n_chains, n_draws)`` or ``(n_sets, n_chains, n_draws, k)``:
+    ``n_chains >= 2`` chains per data set (independent starts on the same data),
+    ``n_draws >= 8``, finite. R-hat across chains of different data sets would
+    mistake the data-set spread for non-convergence (and the energy differs
+    between data sets by the log evidence), so R-hat and the ESS are computed per
+    data set with :func:`copylib.diagnostics.chain_diagnostics` (ArviZ); the
+    worst R-hat and the summed ESS are returned. The sum is the ESS of the
+    data-set average of the posterior means when the data sets' posterior
+    variances are equal, an approximation otherwise.
+    """
+    from .diagnostics import chain_diagnostics
+
+    x = as_real_array("x", x)
+    if x.ndim not in (3, 4) or x.shape[1] < 2 or x.shape[2] < 8:
+        raise ValueError(f"x must have shape (n_sets, n_chains >= 2, n_draws >= 8[, k]), got {x.shape}")
+    check_finite("x", x)
+    y = x if x.ndim == 4 else x[..., None]
+    S, R, n, k = y.shape
+    diags = [chain_diagnostics(y[s]) for s in range(S)]
+    rhat_sets = np.stack([d.rhat for d in diags])
+    drift = np.array([half_drift_z(y[:, :, :, j].reshape(1, S * R, n))[0] for j in range(k)])
+    squeeze = (lambda a: a[..., 0]) if x.ndim == 3 else (lambda a: a)
+    return DatasetDiagnostics(rhat=squeeze(rhat_sets.max(0)), ess_bulk=squeeze(np.sum([d.ess_bulk for d in diags], 0)),
+                              ess_tail=squeeze(np.sum([d.ess_tail for d in diags], 0)), drift_z=squeeze(drift),
+                              rhat_sets=squeeze(rhat_sets), n_sets=S, n_chains=R, n_draws=n)
+
+
+@dataclass(frozen=True)
+class QuenchedMap:
+    """:func:`map_sweep_quenched` result, arrays of shape ``(n_sets, n_P)``.
+
+    m, q, test_loss, objective : Adam's kept run, exactly as :func:`map_sweep_datasets`
+    returns them; m_exact, q_exact, objective_exact : the lowest minimum of the MAP
+    objective on the *same* data set found by polishing every Adam run with L-BFGS
+    (gauge fixed to ``m >= 0``); grad_exact : the largest gradient component there.
+    """
+
+    P: np.ndarray
+    m: np.ndarray
+    q: np.ndarray
+    test_loss: np.ndarray
+    objective: np.ndarray
+    m_exact: np.ndarray
+    q_exact: np.ndarray
+    objective_exact: np.ndarray
+    grad_exact: np.ndarray
+
+
+def _polish(obj, x0: np.ndarray, gtol: float, max_iter: int):
+    """L-BFGS on one run's MAP objective from the flat state ``x0`` (float64)."""
+    import torch
+    from scipy.optimize import minimize
+
+    def f(x):
+        g, b, W = obj.split(torch.as_tensor(x, dtype=torch.float64)[None])
+        U, (dg, db, dW) = obj.value_and_grad(g.clone(), b.clone(), W.clone())
+        return float(U[0]), np.concatenate([dg.numpy().ravel(), db.numpy().ravel(), dW.numpy().ravel()])
+
+    r = minimize(f, x0, jac=True, method="L-BFGS-B", options=dict(maxiter=max_iter, gtol=gtol, ftol=1e-15))
+    U, grad = f(r.x)
+    return r.x, U, float(np.abs(grad).max())
+
+
+def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1.0, 3.0), gtol: float = 1e-9,
+                       max_iter: int = 5000, **train_kwargs) -> QuenchedMap:
+    """:func:`map_sweep_datasets` plus the exact minimiser of the MAP objective on the same data sets.
+
+    Adam runs exactly as in :func:`map_sweep_datasets` (same data, same
+    initialisation); then every run, not only the kept one, is polished with
+    L-BFGS (:func:`scipy.optimize.minimize`, exact gradient of
+    :func:`copylib.training.map_objective`) until the largest gradient component
+    is below ``gtol`` or ``max_iter`` iterations, and the lowest polished
+    objective per ``(data set, P)`` is the quenched MAP minimum. The difference
+    between Adam and it is optimisation error; the difference between it and
+    the plug-in MAP action minimum is the finite data set (and the plug-in
+    approximation). ``gtol > 0``, ``max_iter >= 1``.
+    """
+    import torch
+
+    from .order_parameters import order_parameters
+    from .training import _Objective, lowest_objective, nested_cooccurrence, train_map
+
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a sequence of integers, got {type(seeds).__name__}")
+    seeds = [check_int("seeds entries", s, 0) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must be non-empty")
+    gtol = check_positive("gtol", gtol)
+    max_iter = check_int("max_iter", max_iter, 1)
+    P_values = np.asarray(P_values)
+    scales = as_real_array("init_scales", init_scales)
+    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
+        raise ValueError(f"init_scales must be a non-empty 1-d sequence of finite values > 0, got {init_scales!r}")
+    n_sets, n_P, n_r = len(seeds), P_values.size, scales.size
+    C = np.concatenate([nested_cooccurrence(P_values, spec, np.random.default_rng(s)) for s in seeds])
+    C = np.repeat(C, n_r, axis=0)
+    runs = train_map(C, spec, torch.Generator().manual_seed(seeds[0]), init_scale=np.tile(scales, n_sets * n_P),
+                     **train_kwargs)
+    groups = np.repeat(np.arange(n_sets * n_P), n_r)
+    kept = lowest_objective(runs.objective, groups)
+    m, q, _ = order_parameters(runs.A[kept])
+    sign = np.where(m < 0, -1.0, 1.0)
+    Ct = torch.as_tensor(C, dtype=torch.float64)
+    best = {}
+    for k in range(C.shape[0]):
+        obj = _Objective(Ct[k:k + 1], spec, 1)
+        x0 = np.concatenate([runs.g[k].ravel(), np.atleast_1d(runs.b[k]), runs.W[k].ravel()]).astype(np.float64)
+        x, U, gmax = _polish(obj, x0, gtol, max_iter)
+        if groups[k] not in best or U < best[groups[k]][1]:
+            g, b, _ = obj.split(torch.as_tensor(x)[None])
+            best[groups[k]] = (obj.attention(g, b).numpy()[0], U, gmax)
+    A_ex = np.stack([best[i][0] for i in range(n_sets * n_P)])
+    m_ex, q_ex, _ = order_parameters(A_ex)
+    s_ex = np.where(m_ex < 0, -1.0, 1.0)
+    shape = (n_sets, n_P)
+    return QuenchedMap(P=P_values.copy(), m=(m * sign).reshape(shape), q=(q * sign).reshape(shape),
+                       test_loss=runs.test_loss[kept, -1].reshape(shape), objective=runs.objective[kept].reshape(shape),
+                       m_exact=(m_ex * s_ex).reshape(shape), q_exact=(q_ex * s_ex).reshape(shape),
+                       objective_exact=np.array([best[i][1] for i in range(n_sets * n_P)]).reshape(shape),
+                       grad_exact=np.array([best[i][2] for i in range(n_sets * n_P)]).reshape(shape))

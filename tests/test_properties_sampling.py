@@ -558,3 +558,49 @@ def test_z_calibration_invalid():
     for bad in ([1.0], [], [0.0, np.nan], "ab"):
         with raises_naming("z"):
             dg.z_calibration(bad)
+
+
+@covers(lx.dataset_chain_diagnostics, lx.DatasetDiagnostics)
+@budget(30)
+@given(S=st.integers(1, 3), R=st.integers(2, 4), n=st.integers(8, 40), k=st.integers(0, 2), seed=seeds)
+def test_dataset_chain_diagnostics_valid(S, R, n, k, seed):
+    shape = (S, R, n) if k == 0 else (S, R, n, k)
+    x = np.random.default_rng(seed).normal(size=shape)
+    d = lx.dataset_chain_diagnostics(x)
+    trailing = () if k == 0 else (k,)
+    for name in ("rhat", "ess_bulk", "ess_tail", "drift_z"):
+        assert np.shape(getattr(d, name)) == trailing
+        assert np.isfinite(getattr(d, name)).all() and (np.asarray(getattr(d, name)) >= 0).all()
+    assert d.rhat_sets.shape == (S,) + trailing and (d.n_sets, d.n_chains, d.n_draws) == (S, R, n)
+    # per data set it is chain_diagnostics of that set's chains; the drift ignores per-chain offsets
+    from copylib.diagnostics import chain_diagnostics
+
+    assert np.allclose(d.rhat_sets[-1], chain_diagnostics(x[-1]).rhat)
+    off = np.arange(S * R, dtype=float).reshape((S, R) + (1,) * (len(shape) - 2))
+    assert np.allclose(lx.dataset_chain_diagnostics(x + off).drift_z, d.drift_z, rtol=1e-6, atol=1e-9)
+    assert isinstance(d.passes(), bool)
+    with raises_naming("x"):
+        lx.dataset_chain_diagnostics(x[:, :1])
+    with raises_naming("x"):
+        lx.dataset_chain_diagnostics(x[:, :, :7])
+    with raises_naming("x"):
+        lx.dataset_chain_diagnostics(np.where(np.arange(n)[:, None] == 0 if k else np.arange(n) == 0, np.nan, x))
+
+
+@covers(lx.map_sweep_quenched, lx.QuenchedMap)
+@budget(60)
+@given(data=st.data())
+def test_map_sweep_quenched_valid_and_invalid(data):
+    spec = cl.ModelSpec(L=3, V=2, kind="linear")
+    args = dict(P_values=[2, 3], spec=spec, seeds=(1,), init_scales=(0.1,), gtol=1e-8, max_iter=50, n_steps=3)
+    r = lx.map_sweep_quenched(**args)
+    for name in ("m", "q", "test_loss", "objective", "m_exact", "q_exact", "objective_exact", "grad_exact"):
+        assert getattr(r, name).shape == (1, 2)
+        assert_finite(getattr(r, name), name)
+    assert (r.objective_exact <= r.objective + 1e-9).all() and (r.m_exact >= 0).all()
+    name = data.draw(st.sampled_from(["seeds", "init_scales", "gtol", "max_iter"]))
+    bad = {"seeds": st.sampled_from([(), (-1,), "1", 3]), "init_scales": st.sampled_from([(), (0.0,), (math.nan,)]),
+           "gtol": st.sampled_from([0.0, -1.0, math.nan, math.inf]), "max_iter": st.sampled_from([0, -3, 1.5, True])}
+    args[name] = data.draw(bad[name])
+    with raises_naming(name):
+        lx.map_sweep_quenched(**args)
