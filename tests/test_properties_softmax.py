@@ -568,6 +568,62 @@ def test_exact_transition_valid_or_documented_error(spec, seed):
     assert isinstance(tr, se.MarginalTransition) and tr.P_lower <= tr.P3 <= tr.P_upper
 
 
+@covers(se.default_tilts, se.default_c_grid)
+@budget(30)
+@given(L=st.integers(3, 400))
+def test_default_grids_valid(L):
+    l1, l2 = se.default_tilts(L)
+    assert (np.diff(l1) > 0).all() and (np.diff(l2) > 0).all() and l1[0] < 0 < l1[-1] and l2[0] < 0 < l2[-1]
+    c = se.default_c_grid(L)
+    # increasing in (0, 1), starting below the prior mean 1/L and resolving it (step <= c_lo / 20)
+    assert (np.diff(c) > 0).all() and 0 < c[0] < 1 / L and c[-1] < 1
+    assert np.diff(c).max() <= c[0] / 20 * (1 + 1e-9)
+
+
+@covers(se.marginal_scan, se.MarginalScan)
+@budget(20)
+@given(spec=exact_specs, seed=seeds, Ps=st.lists(log_uniform(1e-2, 1e4), min_size=1, max_size=5),
+       split=st.booleans())
+def test_marginal_scan_valid(spec, seed, Ps, split):
+    cum = _small_cumulants(spec, seed)
+    c = _reachable_c(cum)
+    c_split = float(c[len(c) // 2]) if split else None
+    s = se.marginal_scan(Ps, spec, cum, c_grid=c, check_coverage=False, c_split=c_split)
+    assert isinstance(s, se.MarginalScan) and s.P.shape == s.mean.shape == s.n_minima.shape == (len(Ps),)
+    assert s.barrier_height.shape == (len(Ps), 2)
+    assert ((s.mean >= c[0] - 1e-12) & (s.mean <= c[-1] + 1e-12)).all()
+    assert (s.var >= 0).all() and (s.var <= (c[-1] - c[0]) ** 2 / 4 + 1e-12).all()
+    assert (s.depth >= 0).all() and (s.depth == s.barrier_height.min(1)).all()
+    two = s.n_minima >= 2
+    assert (s.shoulder[two] < 0).all()  # a second minimum needs a slope pointing the wrong way
+    assert np.isfinite(s.barrier[two]).all() and np.isnan(s.barrier[~two]).all()
+    assert (~np.isnan(s.delta_F)).all() if split else np.isnan(s.delta_F[~two]).all()
+    # the same numbers as the one-P marginal
+    m = se.copy_weight_marginal(float(Ps[0]), spec, cum, c_grid=c, check_coverage=False)
+    assert s.mean[0] == pytest.approx(m.mean(), rel=1e-9, abs=1e-12)
+    assert s.n_minima[0] == se.marginal_branches(m).n_minima
+
+
+@covers(se.finite_size_row, se.FiniteSizeRow)
+@budget(8)
+@given(spec=exact_specs, seed=seeds)
+def test_finite_size_row_valid_or_documented_error(spec, seed):
+    cum = _small_cumulants(spec, seed)
+    try:
+        row = se.finite_size_row(spec, cum, P_range=(1.0, 1e4), n_coarse=11, rel_step=0.05)
+    except ValueError as err:  # documented: the peak or the window at the end of P_range, coverage
+        assert any(w in str(err) for w in ("P_range", "tilt grid", "c_grid", "t grid")), str(err)
+        return
+    assert isinstance(row, se.FiniteSizeRow) and row.L == spec.L and row.V == spec.V
+    assert row.scanned[0] <= row.P_peak <= row.scanned[1] or row.two_minima
+    if row.two_minima:
+        assert row.P_lower <= row.P_upper and row.max_depth > 0 and row.shoulder < 0
+        if math.isfinite(row.P3):
+            assert row.P_lower <= row.P3 <= row.P_upper and row.window >= 0
+    else:
+        assert math.isnan(row.P3) and row.max_depth == 0 and math.isnan(row.window)
+
+
 @covers(sx.basin_mean)
 @budget(30)
 @given(R=st.integers(2, 5), n=st.integers(1, 12), lo=st.floats(-1, 0.5), width=st.floats(0.01, 2), seed=seeds)
@@ -665,6 +721,12 @@ def _exact_call(which, name, data):
         "marginal_branches": {"marginal": _MARG, "tol": 1e-6, "max_nats": 30.0},
         "marginal_transition": {"spec": _SMALL_EXACT, "cumulants": _CUM, "P_range": (1.0, 10.0), "n_scan": 5,
                              "xtol": 1.0, "correction": False},
+        "marginal_scan": {"P_values": [5.0, 6.0], "spec": _SMALL_EXACT, "cumulants": _CUM, "c_grid": _C,
+                          "correction": False, "check_coverage": False, "tol": 1e-6, "max_nats": 30.0},
+        "finite_size_row": {"spec": _SMALL_EXACT, "cumulants": _CUM, "P_range": (1.0, 10.0), "n_coarse": 11,
+                            "rel_step": 0.05, "xtol": 1.0, "correction": False},
+        "default_tilts": {"L": 8},
+        "default_c_grid": {"L": 8},
     }
     args = dict(calls[which])
     if name not in args:
@@ -680,6 +742,14 @@ def _exact_call(which, name, data):
         args[name] = data.draw(st.one_of(bad_ints(16), st.sampled_from([24, 100])))
     elif name == "n_scan":
         args[name] = data.draw(bad_ints(5))
+    elif name == "n_coarse":
+        args[name] = data.draw(bad_ints(11))
+    elif name == "L":
+        args[name] = data.draw(bad_ints(3))
+    elif name == "rel_step":
+        args[name] = data.draw(st.one_of(bad_positive(), st.sampled_from([0.2, 5.0])))
+    elif name == "P_values":
+        args[name] = data.draw(st.sampled_from([[], [0.0], [-1.0, 2.0], [math.nan], [math.inf], "x", [[1.0]]]))
     elif name in ("lam1", "lam2", "c_grid"):
         good = args[name]
         args[name] = data.draw(st.sampled_from([good[::-1], good[:2], np.zeros(len(good)), "x"])
@@ -688,6 +758,8 @@ def _exact_call(which, name, data):
             args[name] = np.linspace(0.5, 1.5, 10)
     elif name in ("t_step", "xtol", "max_nats"):
         args[name] = data.draw(bad_positive())
+        if args[name] is None and which == "finite_size_row":
+            args[name] = -1.0  # None is finite_size_row's documented default
     elif name == "tol":
         args[name] = data.draw(st.sampled_from([-1.0, math.nan, math.inf, "1", None]))
     elif name in ("t_range", "P_range"):
@@ -706,9 +778,11 @@ def _exact_call(which, name, data):
     return args
 
 
-_EXACT = ["row_cumulants", "copy_weight_marginal", "marginal_branches", "marginal_transition"]
+_EXACT = ["row_cumulants", "copy_weight_marginal", "marginal_branches", "marginal_transition", "marginal_scan",
+          "finite_size_row", "default_tilts", "default_c_grid"]
 _EXACT_PARAMS = ["spec", "rng", "n_draws", "lam1", "lam2", "t_step", "t_range", "P", "cumulants", "c_grid",
-                 "correction", "check_coverage", "marginal", "tol", "max_nats", "P_range", "n_scan", "xtol"]
+                 "correction", "check_coverage", "marginal", "tol", "max_nats", "P_range", "n_scan", "xtol",
+                 "P_values", "n_coarse", "rel_step", "L"]
 
 
 @covers(*(getattr(se, f) for f in _EXACT))

@@ -203,3 +203,87 @@ def test_loss_of_invariants_is_state_loss():
         se.loss_of_invariants(0.5, 1.0, 10.0, SPEC)
     with pytest.raises(ValueError, match="gamma_1"):
         se.loss_of_invariants(2.0, 40.0, 10.0, SPEC)
+
+
+# --------------------------------------------------------------------------
+# scans in P, finite-size rows
+# --------------------------------------------------------------------------
+
+
+def test_default_grids_up_to_L48_and_wider_beyond():
+    for L in (8, 32, 48):
+        l1, l2 = se.default_tilts(L)
+        np.testing.assert_allclose(l1, np.linspace(-420.0, 40.0, 93))
+        np.testing.assert_allclose(l2, np.linspace(-240.0, 320.0, 281))
+    assert se.default_tilts(96)[0][-1] == 70.0 and se.default_tilts(64)[0][-1] == 50.0
+    np.testing.assert_allclose(np.diff(se.default_tilts(96)[0]), 5.0)
+    for L in (8, 32, 40):
+        np.testing.assert_allclose(se.default_c_grid(L), np.linspace(0.01, 0.7, 1381))
+    for L in (48, 64, 96, 200):
+        c = se.default_c_grid(L)
+        assert c[0] <= 0.4 / L + 1e-15 and c[-1] == 0.7 and np.diff(c).max() <= 0.02 / L + 1e-12
+
+
+@pytest.mark.parametrize("P", [450.0, 600.0, 610.0, 900.0])
+def test_marginal_scan_agrees_with_marginal_and_branches(big_cum, P):
+    scan = se.marginal_scan([P, 500.0], SPEC, big_cum)
+    m = se.copy_weight_marginal(P, SPEC, big_cum)
+    b = se.marginal_branches(m)
+    assert scan.P[0] == P and scan.mean[0] == pytest.approx(m.mean(), rel=1e-9)
+    assert scan.var[0] == pytest.approx(m.var(), rel=1e-9)
+    assert scan.n_minima[0] == b.n_minima
+    assert (scan.shoulder[0] < 0) == (b.n_minima >= 2)
+    if b.n_minima >= 2:
+        assert scan.barrier[0] == b.barrier
+        np.testing.assert_allclose(scan.barrier_height[0], b.barrier_height, rtol=1e-9)
+        assert scan.depth[0] == pytest.approx(min(b.barrier_height), rel=1e-9)
+        assert scan.delta_F[0] == pytest.approx(b.free_energy[1] - b.free_energy[0], abs=1e-9)
+    else:
+        assert scan.depth[0] == 0 and math.isnan(scan.delta_F[0]) and math.isnan(scan.barrier[0])
+    fixed = se.marginal_scan([P], SPEC, big_cum, c_split=0.11)
+    assert fixed.delta_F[0] == pytest.approx(math.log(m.mass(hi=0.11)) - math.log(m.mass(0.11)), abs=1e-9)
+
+
+def test_marginal_scan_checks_coverage_like_the_marginal(big_cum):
+    with pytest.raises(ValueError, match="widen lam1/lam2"):
+        se.marginal_scan([600.0, 5000.0], SPEC, big_cum)
+    with pytest.raises(ValueError, match="c_split"):
+        se.marginal_scan([600.0], SPEC, big_cum, c_split=0.9)
+
+
+def test_finite_size_row_at_L32(big_cum):
+    row = se.finite_size_row(SPEC, big_cum, P_range=(300.0, 1200.0), n_coarse=41)
+    tr = se.marginal_transition(SPEC, big_cum, P_range=(500.0, 700.0), n_scan=41, xtol=0.05)
+    assert row.two_minima and row.P_lower < row.P3 < row.P_upper
+    # the same definitions as marginal_transition: P3 and spinodals agree to the bisection tolerances
+    assert row.P3 == pytest.approx(tr.P3, abs=0.2)
+    assert row.P_lower == pytest.approx(tr.P_lower, abs=0.2) and row.P_upper == pytest.approx(tr.P_upper, abs=0.2)
+    b = se.marginal_branches(se.copy_weight_marginal(row.P3, SPEC, big_cum))
+    np.testing.assert_allclose(row.barrier_height, b.barrier_height, atol=0.01)
+    assert row.window == pytest.approx((row.P_upper - row.P_lower) / row.P3)
+    # the free-energy difference falls through zero at P3 (the copy basin gains mass with P)
+    assert row.slope < 0 and row.sharpness > 0
+    assert row.max_depth >= min(row.barrier_height) > 0 and row.shoulder < 0
+
+
+def test_finite_size_row_finds_a_narrow_window_a_brute_scan_finds():
+    """L = 24: a coexistence window of about two units of P (on the default tilt grid); the fine scan
+    of finite_size_row must find it, with spinodals where a brute scan at 0.1 puts them."""
+    spec = ModelSpec(L=24, V=4, kind="softmax")
+    cum = se.row_cumulants(spec, np.random.default_rng(11), n_draws=1024, t_step=0.2)
+    brute = se.marginal_scan(np.arange(385.0, 410.0, 0.1), spec, cum)
+    two = brute.n_minima >= 2
+    row = se.finite_size_row(spec, cum, P_range=(200.0, 800.0), n_coarse=41)
+    assert row.two_minima == two.any()
+    if two.any():
+        assert 0 < (brute.P[two].max() - brute.P[two].min()) < 0.05 * row.P_peak  # a narrow window
+        assert row.P_lower == pytest.approx(brute.P[two].min(), abs=0.2)
+        assert row.P_upper == pytest.approx(brute.P[two].max(), abs=0.2)
+        assert row.step < 0.5
+
+
+def test_finite_size_row_rejects_a_range_without_the_peak(big_cum):
+    with pytest.raises(ValueError, match="P_range"):
+        se.finite_size_row(SPEC, big_cum, P_range=(100.0, 300.0), n_coarse=11)
+    with pytest.raises(ValueError, match="rel_step"):
+        se.finite_size_row(SPEC, big_cum, rel_step=0.5)
