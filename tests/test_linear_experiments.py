@@ -158,3 +158,74 @@ def test_half_drift_z_flags_a_trend_and_passes_stationary_chains():
     assert half_drift_z(np.broadcast_to(trend, (1, 3, 200)))[0] == np.inf
     with pytest.raises(ValueError, match="x"):
         half_drift_z(np.zeros((1, 1, 4)))
+
+
+# --------------------------------------------------------------------------
+# the marginal of the copy part and the posterior switch
+# --------------------------------------------------------------------------
+
+from copylib.linear_experiments import (  # noqa: E402
+    PluginMarginal,
+    PluginSwitch,
+    plugin_posterior_marginal,
+    plugin_posterior_moments,
+    plugin_posterior_switch,
+)
+
+SPEC_128 = ModelSpec(L=128, V=4, kind="linear")
+
+
+@pytest.mark.parametrize("P", [40.0, 1000.0])
+def test_plugin_marginal_consistent_with_moments(P):
+    # the Q marginal integrates to 1 and its mean is (L-1) E[q sgn m] of plugin_posterior_moments
+    # (same quadrature, other grid sizes: agreement to the quadrature error, well below 1e-3 here)
+    mg = plugin_posterior_marginal(P, SPEC, "Q")
+    assert isinstance(mg, PluginMarginal)
+    assert np.trapezoid(mg.density, mg.x) == pytest.approx(1.0, abs=1e-6)
+    mom = plugin_posterior_moments(P, SPEC)
+    assert np.trapezoid(mg.x * mg.density, mg.x) == pytest.approx((SPEC.L - 1) * mom.q, rel=1e-3, abs=1e-6)
+    m = plugin_posterior_marginal(P, SPEC, "m")
+    assert np.trapezoid(m.density, m.x) == pytest.approx(1.0, abs=1e-6)
+    assert np.trapezoid(m.x * m.density, m.x) == pytest.approx(mom.abs_m, rel=1e-3)
+
+
+def test_plugin_marginal_unimodal_at_small_L():
+    # L = 32, across the posterior's crossover (P2 of fluct ~ 1560): one mode of Q, no barrier
+    for P in (1000.0, 1400.0, 1560.0, 1800.0, 2400.0):
+        mg = plugin_posterior_marginal(P, SPEC, "Q")
+        assert mg.modes.size == 1 and mg.barrier == 0.0 and np.isnan(mg.log_weight_ratio)
+
+
+def test_plugin_marginal_barrier_definition_on_a_known_bimodal_case():
+    # at L = 128 inside the switch the marginal has two modes; the barrier is ln(lower peak / dip)
+    mg = plugin_posterior_marginal(0.97 * 26417.3, SPEC_128, "Q", q_max=6 / 127, m_max=3.0)
+    assert mg.modes.size == 2 and mg.modes[0] < 2 < mg.modes[1]
+    i = [int(np.argmin(np.abs(mg.x - x))) for x in mg.modes]
+    dip = mg.density[i[0]:i[1] + 1].min()
+    assert mg.barrier == pytest.approx(np.log(min(mg.density[i]) / dip), rel=1e-12)
+    assert mg.barrier > 0.05
+    # weights on both sides of the dip
+    j = int(np.argmin(np.abs(mg.x - mg.dip)))
+    up = mg.density[j + 1:].sum() + 0.5 * mg.density[j]
+    down = mg.density[:j].sum() + 0.5 * mg.density[j]
+    assert mg.log_weight_ratio == pytest.approx(np.log(up / down), rel=1e-9)
+
+
+def test_plugin_switch_continuous_at_small_L():
+    # L = 32: the bisection closes on a single mode (gap of a few grid cells), no two-mode marginal
+    sw = plugin_posterior_switch(SPEC, 1000.0, 2400.0, n_bisect=8)
+    assert isinstance(sw, PluginSwitch) and not sw.bimodal
+    dx = sw.marginal.x[1] - sw.marginal.x[0]
+    assert sw.gap < 0.2 and sw.P_lo < sw.P_hi and sw.n_eval == 10
+    assert sw.gap < 6 * dx
+
+
+def test_plugin_switch_rejects_bad_input():
+    with pytest.raises(ValueError, match="P_lo"):
+        plugin_posterior_switch(SPEC, 2000.0, 1000.0)
+    with pytest.raises(ValueError, match="n_bisect"):
+        plugin_posterior_switch(SPEC, 1000.0, 2000.0, n_bisect=0)
+    with pytest.raises(ValueError, match="coordinate"):
+        plugin_posterior_switch(SPEC, 1000.0, 2000.0, coordinate="m")
+    with pytest.raises(ValueError, match="coordinate"):
+        plugin_posterior_marginal(100.0, SPEC, "share")
