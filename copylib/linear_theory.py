@@ -1439,7 +1439,8 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span=(0.3, 3.0),
        the largest change of :func:`copy_share`.
     2. Bisect that interval (geometric midpoints) down to ``P_hi/P_lo - 1 < rtol``,
        assigning each midpoint to the side whose share its global minimum
-       (standard starts plus both current end minima) is closer to. If the share
+       (standard starts plus both current end minima; the end minima alone once
+       the bracket is below ``1e-3`` relative) is closer to. If the share
        is continuous, the two ends converge to the same share; if the global
        minimum jumps, they keep a finite difference ``jump``.
     3. Branches: at ``P_jump (1 -/+ delta)`` descend from each end minimum alone.
@@ -1469,7 +1470,7 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span=(0.3, 3.0),
             raise ValueError(f"{name} must be a real number in (0, {top}], got {x!r}")
     k = _const(spec)
     L = k.L
-    P2 = p2_numerical(spec, version, rtol=1e-6)
+    P2 = p2_numerical(spec, version, rtol=1e-5)
     grid = P2 * np.geomspace(lo_f, hi_f, int(n_scan))
     curve = minimum_curve(grid, spec, version)
     share = np.nan_to_num(curve.copy_share, nan=0.0)
@@ -1479,10 +1480,13 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span=(0.3, 3.0),
         return float(copy_share(r.m, r.q, L)) if r.m > 0 else 0.0
 
     def at(P, hints):
-        return _minimise_many([P], k, version, [[(h.m, h.q, h.r2) for h in hints if h.m > 0]])[0]
+        # the standard starts while the bracket is wide; once it is narrow (below 1e-3 relative) the
+        # global minimum at the midpoint is one of the two end minima continued: their hints suffice
+        wide = hi_P / lo_P - 1 > 1e-3
+        return _minimise_many([P], k, version, [[(h.m, h.q, h.r2) for h in hints if h.m > 0]], standard=wide)[0]
 
     lo_P, hi_P = float(grid[i]), float(grid[i + 1])
-    lo_r, hi_r = at(lo_P, []), at(hi_P, [])
+    lo_r, hi_r = _minimise_many([lo_P, hi_P], k, version)
     while hi_P / lo_P - 1 >= rtol:
         mid = math.sqrt(lo_P * hi_P)
         r = at(mid, [lo_r, hi_r])
