@@ -1231,8 +1231,10 @@ def p2_analytic(spec: ModelSpec, version: str = "mean_field") -> float:
     crossover (share 1/2 slightly *before* ``P2``, mean field), and the
     pooling state competes with a large ``m`` (MAP: ``m_0^2 -> s_p sqrt(V/omega)``;
     fluct: ``m_0^2 ~ sqrt(P)``), which delays copying and, at large ``L``,
-    makes the switch first order (two coexisting minima: seen for fluct and
-    MAP at ``L = 256, V = 4``). Numerically (``V = 4``, all scales 1) the
+    makes the switch first order (two coexisting minima exchanging order; at
+    ``V = 4``, all scales 1, from ``L = 89`` for MAP and ``L = 115`` for fluct
+    on, continuous at ``L = 88`` and ``114``; mean field is continuous up to
+    ``L = 512``: see :func:`copy_share_jump`). Numerically (``V = 4``, all scales 1) the
     ratio ``p2_numerical/p2_analytic`` for ``L = 16, 32, 64, 128, 256`` is
     0.88, 0.89, 0.92, 0.96, 1.00 (mean field), 1.21, 1.16, 1.13, 1.12, 1.10 (MAP)
     and 0.94, 1.05, 1.14, 1.18, 1.17 (fluct); the local exponents of ``L`` of
