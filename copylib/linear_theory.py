@@ -1366,14 +1366,16 @@ def local_minima(P, spec: ModelSpec, version: str = "fluct", *, n_rays: int = 24
     :func:`action_minimum`, all starts together) from ``3 n_rays`` starts laid
     on rays of fixed copy share ``s = (i + 1/2)/n_rays`` at three amplitudes
     (``0.5, 1, 2`` times the ``gamma_1 = m + (L-1) q`` of the global minimum),
-    plus the starts of :func:`action_minimum` and the global minimum itself. An end point counts as a local minimum if
-    its Newton step ``|H^{-1} grad S|`` (prior-whitened) is below ``1e-4`` (the
-    descent stops at rounding level; a soft minimum near a spinodal has a long Newton step), its Hessian is positive definite and ``m > 0``; end points whose copy shares differ by at most
+    plus the starts of :func:`action_minimum` and the global minimum itself. An
+    end point counts as a local minimum if its Newton step ``|H^{-1} grad S|`` (prior-whitened) is below ``1e-4`` (the
+    descent stops at rounding level; a soft minimum near a spinodal has a long
+    Newton step), its Hessian is positive definite and ``m > 0``; end points
+    whose copy shares differ by at most
     ``sep`` are one minimum. Reported are the minima with ``m > 0`` and ``q >= 0``
     (pooling and copying in the same direction, copy share in ``[0, 1]``); the
     symmetric point ``m = q = 0`` and the states that copy against the pooling
-    direction (``m q < 0``, shares above 1; at large ``P`` and ``L`` they are further,
-    higher local minima) are not.
+    direction (``m q < 0``, shares above 1; at ``L = 128, V = 4`` such a state is a
+    further local minimum from about ``1.15 P2`` on) are not.
 
     Parameters
     ----------
@@ -1462,7 +1464,8 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span=(0.3, 3.0),
     """
     spec = _check_spec(spec)
     version = _check_version(version)
-    lo_f, hi_f = (float(x) for x in _as_array("span", span, positive=True).reshape(-1)) if np.size(span) == 2 else (0, 0)
+    span_a = _as_array("span", span, positive=True).reshape(-1)
+    lo_f, hi_f = (float(span_a[0]), float(span_a[1])) if span_a.size == 2 else (0.0, 0.0)
     if not (0 < lo_f < 1 < hi_f):
         raise ValueError(f"span must be (lo, hi) with 0 < lo < 1 < hi, got {span!r}")
     if isinstance(n_scan, bool) or not isinstance(n_scan, numbers.Integral) or n_scan < 3:

@@ -229,3 +229,13 @@ def test_plugin_switch_rejects_bad_input():
         plugin_posterior_switch(SPEC, 1000.0, 2000.0, coordinate="m")
     with pytest.raises(ValueError, match="coordinate"):
         plugin_posterior_marginal(100.0, SPEC, "share")
+
+
+def test_plugin_switch_finds_two_modes_at_large_L():
+    # L = 128: between a pooling marginal (0.9 P2 of fluct) and a copying one (1.05 P2) the
+    # bisection meets two-mode marginals; the reported one has a pooling and a copying mode
+    P2f = 26417.3  # p2_numerical(SPEC_128, "fluct") to 1e-6
+    sw = plugin_posterior_switch(SPEC_128, 0.9 * P2f, 1.05 * P2f, n_bisect=3, q_max=6 / 127, m_max=3.0)
+    assert sw.bimodal and sw.marginal.modes.size == 2
+    assert sw.marginal.modes[0] < 1.5 < 2.5 < sw.marginal.modes[1]
+    assert sw.marginal.barrier > 0 and sw.P_lo < sw.marginal.P * (1 + 1e-12) and sw.marginal.P <= sw.P_hi * (1 + 1e-12)
