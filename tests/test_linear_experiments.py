@@ -201,3 +201,84 @@ def test_map_sweep_quenched_adam_part_equals_map_sweep_datasets_and_polish_lower
     # a converged minimiser is a fixed point: polishing it again changes nothing
     r2 = map_sweep_quenched([40], spec, (3,), init_scales=(1.0,), n_steps=3000, lr=0.05, lr_final=1e-4)
     assert abs(r2.m[0, 0] - r2.m_exact[0, 0]) < 1e-3 * max(r2.m_exact[0, 0], 1e-3)
+
+
+# --------------------------------------------------------------------------
+# the marginal of the copy part and the posterior switch
+# --------------------------------------------------------------------------
+
+from copylib.linear_experiments import (  # noqa: E402
+    PluginMarginal,
+    PluginSwitch,
+    plugin_posterior_marginal,
+    plugin_posterior_moments,
+    plugin_posterior_switch,
+)
+
+SPEC_128 = ModelSpec(L=128, V=4, kind="linear")
+
+
+@pytest.mark.parametrize("P", [40.0, 1000.0])
+def test_plugin_marginal_consistent_with_moments(P):
+    # the Q marginal integrates to 1 and its mean is (L-1) E[q sgn m] of plugin_posterior_moments
+    # (same quadrature, other grid sizes: agreement to the quadrature error, well below 1e-3 here)
+    mg = plugin_posterior_marginal(P, SPEC, "Q")
+    assert isinstance(mg, PluginMarginal)
+    assert np.trapezoid(mg.density, mg.x) == pytest.approx(1.0, abs=1e-6)
+    mom = plugin_posterior_moments(P, SPEC)
+    assert np.trapezoid(mg.x * mg.density, mg.x) == pytest.approx((SPEC.L - 1) * mom.q, rel=1e-3, abs=1e-6)
+    m = plugin_posterior_marginal(P, SPEC, "m")
+    assert np.trapezoid(m.density, m.x) == pytest.approx(1.0, abs=1e-6)
+    assert np.trapezoid(m.x * m.density, m.x) == pytest.approx(mom.abs_m, rel=1e-3)
+
+
+def test_plugin_marginal_unimodal_at_small_L():
+    # L = 32, across the posterior's crossover (P2 of fluct ~ 1560): one mode of Q, no barrier
+    for P in (1000.0, 1400.0, 1560.0, 1800.0, 2400.0):
+        mg = plugin_posterior_marginal(P, SPEC, "Q")
+        assert mg.modes.size == 1 and mg.barrier == 0.0 and np.isnan(mg.log_weight_ratio)
+
+
+def test_plugin_marginal_barrier_definition_on_a_known_bimodal_case():
+    # at L = 128 inside the switch the marginal has two modes; the barrier is ln(lower peak / dip)
+    mg = plugin_posterior_marginal(0.97 * 26417.3, SPEC_128, "Q", q_max=6 / 127, m_max=3.0)
+    assert mg.modes.size == 2 and mg.modes[0] < 2 < mg.modes[1]
+    i = [int(np.argmin(np.abs(mg.x - x))) for x in mg.modes]
+    dip = mg.density[i[0]:i[1] + 1].min()
+    assert mg.barrier == pytest.approx(np.log(min(mg.density[i]) / dip), rel=1e-12)
+    assert mg.barrier > 0.05
+    # weights on both sides of the dip
+    j = int(np.argmin(np.abs(mg.x - mg.dip)))
+    up = mg.density[j + 1:].sum() + 0.5 * mg.density[j]
+    down = mg.density[:j].sum() + 0.5 * mg.density[j]
+    assert mg.log_weight_ratio == pytest.approx(np.log(up / down), rel=1e-9)
+
+
+def test_plugin_switch_continuous_at_small_L():
+    # L = 32: the bisection closes on a single mode (gap of a few grid cells), no two-mode marginal
+    sw = plugin_posterior_switch(SPEC, 1000.0, 2400.0, n_bisect=8)
+    assert isinstance(sw, PluginSwitch) and not sw.bimodal
+    dx = sw.marginal.x[1] - sw.marginal.x[0]
+    assert sw.gap < 0.2 and sw.P_lo < sw.P_hi and sw.n_eval == 10
+    assert sw.gap < 6 * dx
+
+
+def test_plugin_switch_rejects_bad_input():
+    with pytest.raises(ValueError, match="P_lo"):
+        plugin_posterior_switch(SPEC, 2000.0, 1000.0)
+    with pytest.raises(ValueError, match="n_bisect"):
+        plugin_posterior_switch(SPEC, 1000.0, 2000.0, n_bisect=0)
+    with pytest.raises(ValueError, match="coordinate"):
+        plugin_posterior_switch(SPEC, 1000.0, 2000.0, coordinate="m")
+    with pytest.raises(ValueError, match="coordinate"):
+        plugin_posterior_marginal(100.0, SPEC, "share")
+
+
+def test_plugin_switch_finds_two_modes_at_large_L():
+    # L = 128: between a pooling marginal (0.9 P2 of fluct) and a copying one (1.05 P2) the
+    # bisection meets two-mode marginals; the reported one has a pooling and a copying mode
+    P2f = 26417.3  # p2_numerical(SPEC_128, "fluct") to 1e-6
+    sw = plugin_posterior_switch(SPEC_128, 0.9 * P2f, 1.05 * P2f, n_bisect=3, q_max=6 / 127, m_max=3.0)
+    assert sw.bimodal and sw.marginal.modes.size == 2
+    assert sw.marginal.modes[0] < 1.5 < 2.5 < sw.marginal.modes[1]
+    assert sw.marginal.barrier > 0 and sw.P_lo < sw.marginal.P * (1 + 1e-12) and sw.marginal.P <= sw.P_hi * (1 + 1e-12)

@@ -382,3 +382,87 @@ def test_loss_of_invariants_equals_expected_loss_of_any_attention_with_plugin_re
     np.testing.assert_allclose(loss_of_invariants(*invariants(A), P, spec), want, rtol=1e-11)
     with pytest.raises(ValueError, match="alpha_1"):
         loss_of_invariants(-1.0, 1.0, 0.0, 0.0, 10.0, spec)
+
+
+# --------------------------------------------------------------------------
+# large L: coexisting minima and the jump of the copy share
+# --------------------------------------------------------------------------
+
+from copylib.linear_theory import CopyJump, copy_share_jump, local_minima  # noqa: E402
+
+SPEC_128 = ModelSpec(L=128, V=4, kind="linear")
+
+
+def test_local_minima_single_at_small_L_across_the_crossover():
+    # L = 32: one minimum at every P through the crossover of every version
+    for version in VERSIONS:
+        P2 = p2_numerical(SPEC, version, rtol=1e-4)
+        found = local_minima(P2 * np.geomspace(0.5, 2.0, 9), SPEC, version)
+        assert [len(f) for f in found] == [1] * 9, version
+        for f in found:  # and it is the global minimum
+            g = action_minimum(f[0].P, SPEC, version)
+            assert f[0].action == pytest.approx(g.action, rel=1e-12, abs=1e-9)
+            assert copy_share(f[0].m, f[0].q, SPEC.L) == pytest.approx(copy_share(g.m, g.q, SPEC.L), abs=1e-6)
+
+
+def test_local_minima_finds_both_minima_at_large_L():
+    # L = 128, MAP, at its P2: a pooling and a copying minimum, each a stationary point
+    # with a positive-definite Hessian (finite differences of the action, independent of
+    # the analytic Hessian), the global one lower
+    P = p2_numerical(SPEC_128, "map", rtol=1e-8)
+    found = local_minima(P, SPEC_128, "map")
+    assert len(found) == 2
+    pool, copy = found
+    s = [float(copy_share(r.m, r.q, 128)) for r in found]
+    assert s[0] < 0.45 and s[1] > 0.6
+    for r in found:
+        h = 1e-4
+        dm = np.array([-h, 0, h]) * max(r.m, 1e-3)
+        dq = np.array([-h, 0, h]) * max(abs(r.q), 1e-5)
+        M, Q = np.meshgrid(r.m + dm, r.q + dq, indexing="ij")
+        S = reduced_action(M, Q, P, SPEC_128, version="map")
+        assert S[1, 1] <= S.min() + 1e-9 * abs(S[1, 1])
+    g = action_minimum(P, SPEC_128, "map")
+    assert g.action == pytest.approx(min(pool.action, copy.action), rel=1e-12)
+
+
+def test_copy_share_jump_continuous_at_small_L():
+    j = copy_share_jump(SPEC, "map")
+    assert isinstance(j, CopyJump)
+    assert j.rel_width < 1e-10
+    assert abs(j.jump) < 1e-6 and not j.two_minima and not j.first_order
+    assert math.isnan(j.slope)
+
+
+def test_copy_share_jump_first_order_at_large_L():
+    j = copy_share_jump(SPEC_128, "map")
+    assert j.first_order and j.two_minima and j.jump > 0.3
+    below, above = j.delta_action
+    assert below > 0 > above and j.slope < 0
+    # envelope theorem: d(S_copy - S_pool)/d ln P = P dS/dP at fixed (m, q, r2) of each minimum,
+    # a derivative of the action alone, independent of the branch tracking
+    def dS_dlnP(r):
+        h = 1e-6
+        S = [reduced_action(r.m, r.q, r.P * f, SPEC_128, version="map") for f in (1 - h, 1 + h)]
+        return float((S[1] - S[0]) / (math.log(1 + h) - math.log(1 - h)))
+    want = dS_dlnP(j.above) - dS_dlnP(j.below)
+    assert j.slope == pytest.approx(want, rel=1e-3)
+    # the global minimum on each side is the branch that the jump hands over to
+    assert copy_share(j.below.m, j.below.q, 128) < 0.5 < copy_share(j.above.m, j.above.q, 128)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(span=(1.2, 3.0)), "span"), (dict(span=(0.5,)), "span"), (dict(n_scan=2), "n_scan"),
+    (dict(rtol=0.0), "rtol"), (dict(delta=0.1), "delta"), (dict(sep=1.0), "sep"),
+])
+def test_copy_share_jump_rejects_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        copy_share_jump(SPEC, "map", **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, name", [(dict(n_rays=1), "n_rays"), (dict(sep=0.0), "sep"), (dict(P=-1.0), "P"),
+                                          (dict(P=np.ones((2, 2))), "P")])
+def test_local_minima_rejects_bad_arguments(kwargs, name):
+    args = dict(P=100.0, spec=SPEC, version="map") | kwargs
+    with pytest.raises(ValueError, match=name):
+        local_minima(**args)

@@ -377,3 +377,74 @@ def test_thresholds_extreme_scales(spec, version, form):
         H = lt.hessian_at_origin(np.array([P1 * (1 - 1e-6), P1 * (1 + 1e-3)]), spec, version)
         assert (np.linalg.eigvalsh(H[0]) > 0).all()
         assert np.linalg.eigvalsh(H[1])[0] < 0
+
+
+# --------------------------------------------------------------------------
+# large L: local minima, the jump of the copy share, the posterior marginal and switch
+# --------------------------------------------------------------------------
+
+from copylib import linear_experiments as lx  # noqa: E402
+
+
+@covers(lt.local_minima)
+@budget(8)
+@given(spec=specs("linear", L=st.integers(4, 16), V=st.integers(2, 5), cyclic=st.just(True)), version=versions,
+       P=st.lists(log_uniform(1e-1, 1e4), min_size=1, max_size=3))
+def test_local_minima_valid(spec, version, P):
+    found = lt.local_minima(P, spec, version)
+    assert isinstance(found, list) and len(found) == len(P)
+    for Pi, mins in zip(P, found):
+        shares = [float(lt.copy_share(r.m, r.q, spec.L)) for r in mins]
+        # documented: m > 0, q >= 0, ordered by share, distinct by more than sep
+        assert all(r.m > 0 and r.q >= 0 and r.P == Pi for r in mins)
+        assert all(b - a > 1e-4 for a, b in zip(shares, shares[1:]))
+        # the global minimum, when it is not the origin, is one of them (not beaten by any)
+        g = lt.action_minimum(Pi, spec, version)
+        if mins and g.m > 0:
+            assert min(r.action for r in mins) >= g.action - 1e-9 * max(1.0, abs(g.action))
+
+
+@covers(lt.copy_share_jump, lt.CopyJump)
+@budget(3)
+@given(spec=specs("linear", L=st.integers(8, 24), V=st.integers(3, 5), cyclic=st.just(True)), version=versions)
+def test_copy_share_jump_valid(spec, version):
+    try:
+        j = lt.copy_share_jump(spec, version, n_scan=9, rtol=1e-8)
+    except ArithmeticError:  # documented by p2_numerical: no crossover to locate
+        return
+    assert isinstance(j, lt.CopyJump) and j.L == spec.L and j.version == version
+    assert j.rel_width < 1e-8 and math.isfinite(j.jump)
+    # the bracket ends carry the global minima on each side
+    assert j.below.P < j.P_jump < j.above.P
+    if j.first_order:
+        assert j.two_minima and j.delta_action[0] > 0 > j.delta_action[1] and j.slope < 0
+    if not j.two_minima:
+        assert math.isnan(j.slope)
+
+
+@covers(lx.plugin_posterior_marginal, lx.PluginMarginal)
+@budget(4)
+@given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
+       P=st.floats(0.5, 200), coordinate=st.sampled_from(["Q", "m"]))
+def test_plugin_posterior_marginal_valid(spec, P, coordinate):
+    mg = lx.plugin_posterior_marginal(P, spec, coordinate, n_m=41, n_q=41, n_row=9, n_rest=9, edge_tol=1e-5)
+    assert isinstance(mg, lx.PluginMarginal) and mg.coordinate == coordinate
+    assert mg.x.shape == mg.density.shape and (mg.density >= 0).all()
+    assert np.trapezoid(mg.density, mg.x) == pytest.approx(1.0, abs=1e-4)
+    assert mg.modes.size >= 1 and mg.barrier >= 0
+    assert (mg.modes.size >= 2) == math.isfinite(mg.log_weight_ratio)
+
+
+@covers(lx.plugin_posterior_switch, lx.PluginSwitch)
+@budget(3)
+@given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
+       P=st.floats(1.0, 100.0), ratio=st.floats(1.5, 4.0))
+def test_plugin_posterior_switch_valid(spec, P, ratio):
+    kw = dict(n_m=41, n_q=41, n_row=9, n_rest=9, edge_tol=1e-5)
+    try:
+        sw = lx.plugin_posterior_switch(spec, P, P * ratio, n_bisect=2, **kw)
+    except ValueError as e:  # documented: the ends must be unimodal
+        assert "unimodal" in str(e)
+        return
+    assert isinstance(sw, lx.PluginSwitch) and P <= sw.P_lo < sw.P_hi <= P * ratio * (1 + 1e-12)
+    assert sw.n_eval == 4 and math.isfinite(sw.gap)
