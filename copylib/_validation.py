@@ -105,3 +105,14 @@ def check_shape(name: str, array, shape: tuple, source: str | None = None) -> No
         want = "(..., " + ", ".join("*" if s is None else str(s) for s in shape) + ")"
         origin = f" (sizes taken from {source})" if source else ""
         raise ValueError(f"{name} must have shape {want}{origin}, got {actual}")
+
+
+def check_P_range(P_range) -> tuple[float, float]:
+    """Return ``(P_min, P_max)`` if ``P_range`` is a pair of finite numbers with ``0 < P_min < P_max``."""
+    try:
+        a, b = (float(x) for x in P_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"P_range must be a pair (P_min, P_max), got {P_range!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b) and 0 < a < b):
+        raise ValueError(f"P_range must satisfy 0 < P_min < P_max (finite), got {P_range!r}")
+    return a, b

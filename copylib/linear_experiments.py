@@ -584,6 +584,15 @@ def map_sweep_datasets(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     ``torch.Generator().manual_seed(seeds[0])``. ``train_kwargs`` go to
     :func:`copylib.training.train_map`.
     """
+    return _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs)[0]
+
+
+def _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs):
+    """The batched Adam sweep behind :func:`map_sweep_datasets` and :func:`map_sweep_quenched`.
+
+    Returns the kept runs as a :class:`MapSweepSets`, and the co-occurrences, the
+    runs and the ``(data set, P)`` group of every run.
+    """
     import torch
 
     from .order_parameters import order_parameters
@@ -603,13 +612,15 @@ def map_sweep_datasets(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     C = np.repeat(C, n_r, axis=0)
     runs = train_map(C, spec, torch.Generator().manual_seed(seeds[0]), init_scale=np.tile(scales, n_sets * n_P),
                      **train_kwargs)
-    kept = lowest_objective(runs.objective, np.repeat(np.arange(n_sets * n_P), n_r))
+    groups = np.repeat(np.arange(n_sets * n_P), n_r)
+    kept = lowest_objective(runs.objective, groups)
     m, q, _ = order_parameters(runs.A[kept])
     sign = np.where(m < 0, -1.0, 1.0)
     shape = (n_sets, n_P)
-    return MapSweepSets(P=P_values.copy(), m=(m * sign).reshape(shape), q=(q * sign).reshape(shape),
-                        test_loss=runs.test_loss[kept, -1].reshape(shape),
-                        objective=runs.objective[kept].reshape(shape))
+    sweep = MapSweepSets(P=P_values.copy(), m=(m * sign).reshape(shape), q=(q * sign).reshape(shape),
+                         test_loss=runs.test_loss[kept, -1].reshape(shape),
+                         objective=runs.objective[kept].reshape(shape))
+    return sweep, C, runs, groups
 
 
 @dataclass(frozen=True)
@@ -723,28 +734,12 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     import torch
 
     from .order_parameters import order_parameters
-    from .training import _Objective, lowest_objective, nested_cooccurrence, train_map
+    from .training import _Objective
 
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds must be a sequence of integers, got {type(seeds).__name__}")
-    seeds = [check_int("seeds entries", s, 0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must be non-empty")
     gtol = check_positive("gtol", gtol)
     max_iter = check_int("max_iter", max_iter, 1)
-    P_values = np.asarray(P_values)
-    scales = as_real_array("init_scales", init_scales)
-    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
-        raise ValueError(f"init_scales must be a non-empty 1-d sequence of finite values > 0, got {init_scales!r}")
-    n_sets, n_P, n_r = len(seeds), P_values.size, scales.size
-    C = np.concatenate([nested_cooccurrence(P_values, spec, np.random.default_rng(s)) for s in seeds])
-    C = np.repeat(C, n_r, axis=0)
-    runs = train_map(C, spec, torch.Generator().manual_seed(seeds[0]), init_scale=np.tile(scales, n_sets * n_P),
-                     **train_kwargs)
-    groups = np.repeat(np.arange(n_sets * n_P), n_r)
-    kept = lowest_objective(runs.objective, groups)
-    m, q, _ = order_parameters(runs.A[kept])
-    sign = np.where(m < 0, -1.0, 1.0)
+    sweep, C, runs, groups = _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs)
+    n_groups = groups.max() + 1
     Ct = torch.as_tensor(C, dtype=torch.float64)
     best = {}
     for k in range(C.shape[0]):
@@ -754,12 +749,11 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
         if groups[k] not in best or U < best[groups[k]][1]:
             g, b, _ = obj.split(torch.as_tensor(x)[None])
             best[groups[k]] = (obj.attention(g, b).numpy()[0], U, gmax)
-    A_ex = np.stack([best[i][0] for i in range(n_sets * n_P)])
+    A_ex = np.stack([best[i][0] for i in range(n_groups)])
     m_ex, q_ex, _ = order_parameters(A_ex)
     s_ex = np.where(m_ex < 0, -1.0, 1.0)
-    shape = (n_sets, n_P)
-    return QuenchedMap(P=P_values.copy(), m=(m * sign).reshape(shape), q=(q * sign).reshape(shape),
-                       test_loss=runs.test_loss[kept, -1].reshape(shape), objective=runs.objective[kept].reshape(shape),
+    shape = sweep.m.shape
+    return QuenchedMap(P=sweep.P, m=sweep.m, q=sweep.q, test_loss=sweep.test_loss, objective=sweep.objective,
                        m_exact=(m_ex * s_ex).reshape(shape), q_exact=(q_ex * s_ex).reshape(shape),
-                       objective_exact=np.array([best[i][1] for i in range(n_sets * n_P)]).reshape(shape),
-                       grad_exact=np.array([best[i][2] for i in range(n_sets * n_P)]).reshape(shape))
+                       objective_exact=np.array([best[i][1] for i in range(n_groups)]).reshape(shape),
+                       grad_exact=np.array([best[i][2] for i in range(n_groups)]).reshape(shape))

@@ -1272,7 +1272,7 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
     P_lo = p1_analytic(spec, version) * 1.01
     grid = P_lo * 10 ** (np.arange(0, 80) / 8)
     hint = None
-    prev_P, prev_s = None, None
+    prev_P = None
     for P in grid:
         r = _minimise(float(P), k, version, hint)
         hint = (r.m, r.q, r.r2) if r.m > 0 else None
@@ -1281,7 +1281,7 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
             if prev_P is None:
                 raise ArithmeticError("copy share >= 1/2 already just above P1")
             break
-        prev_P, prev_s, prev_hint = P, s, hint
+        prev_P, prev_hint = P, hint
     else:
         raise ArithmeticError("copy share stays below 1/2 up to the end of the scan")
 

@@ -86,7 +86,7 @@ from scipy.optimize import brentq
 from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
-from ._validation import as_real_array, check_bool, check_generator, check_int, check_positive
+from ._validation import as_real_array, check_bool, check_generator, check_int, check_P_range, check_positive
 from .model import ModelSpec
 from .softmax_theory import _check_scalar_P
 
@@ -788,12 +788,7 @@ def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(30
     """
     spec = _check_spec(spec)
     cum = _check_cumulants(cumulants, spec)
-    try:
-        a, b = (float(x) for x in P_range)
-    except (TypeError, ValueError):
-        raise ValueError(f"P_range must be a pair (P_min, P_max), got {P_range!r}") from None
-    if not (math.isfinite(a) and math.isfinite(b) and 0 < a < b):
-        raise ValueError(f"P_range must satisfy 0 < P_min < P_max (finite), got {P_range!r}")
+    a, b = check_P_range(P_range)
     n_scan = check_int("n_scan", n_scan, 5)
     xtol = check_positive("xtol", xtol)
     correction = check_bool("correction", correction)
@@ -1114,12 +1109,7 @@ def finite_size_row(spec: ModelSpec, cumulants: RowCumulants, *, P_range=None, n
     L = spec.L
     if P_range is None:
         P_range = (6.0 * L, 40.0 * L)
-    try:
-        a, b = (float(x) for x in P_range)
-    except (TypeError, ValueError):
-        raise ValueError(f"P_range must be a pair (P_min, P_max), got {P_range!r}") from None
-    if not (math.isfinite(a) and math.isfinite(b) and 0 < a < b):
-        raise ValueError(f"P_range must satisfy 0 < P_min < P_max (finite), got {P_range!r}")
+    a, b = check_P_range(P_range)
     n_coarse = check_int("n_coarse", n_coarse, 11)
     rel_step = check_positive("rel_step", rel_step)
     if rel_step > 0.1:

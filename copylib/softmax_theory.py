@@ -103,7 +103,7 @@ from scipy.optimize.elementwise import find_root
 from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
-from ._validation import as_real_array, check_generator, check_int, check_positive
+from ._validation import as_real_array, check_generator, check_int, check_P_range, check_positive
 from .model import ModelSpec
 from .order_parameters import plugin_action, invariants
 from .statistics import token_moment
@@ -758,7 +758,7 @@ def spinodals(spec: ModelSpec, version: str = "bayes", *, noise: RowNoise | None
     version = _check_version(version)
     _rows_for(version, spec, noise)
     grid = _DeltaGrid(Delta_max, n_grid, spec, version, noise)
-    P_range = _default_range(spec) if P_range is None else _check_range(P_range)
+    P_range = _default_range(spec) if P_range is None else check_P_range(P_range)
     n_scan = check_int("n_scan", n_scan, 3)
     Ps, _, i0, i1 = _scan(spec, version, noise, grid, P_range, n_scan)
     P_lo, D_lo = _spinodal_root("lower", Ps[i0 - 1], Ps[i0], spec, version, noise, grid)
@@ -774,16 +774,6 @@ def _default_range(spec):
     """
     x = spec.sigma0_sq / spec.sigma_G**2
     return x, 1e4 * spec.L * (1 + math.log(spec.L)) ** 2 * x
-
-
-def _check_range(P_range):
-    try:
-        a, b = (float(x) for x in P_range)
-    except (TypeError, ValueError):
-        raise ValueError(f"P_range must be a pair (P_min, P_max), got {P_range!r}") from None
-    if not (math.isfinite(a) and math.isfinite(b) and 0 < a < b):
-        raise ValueError(f"P_range must satisfy 0 < P_min < P_max (finite), got {P_range!r}")
-    return a, b
 
 
 @dataclass(frozen=True)
