@@ -8,7 +8,7 @@ a drift test between the halves of every chain. :func:`z_calibration` asks
 whether a set of theory-vs-sampling z-scores scatters like standard normals,
 which is what calibrated error bars must do.
 
-Thresholds (:data:`RHAT_MAX`, :data:`ESS_MIN`) are the ones Vehtari et al.
+Thresholds (``RHAT_MAX``, ``ESS_MIN``) are the ones Vehtari et al.
 recommend: R-hat below 1.01 and at least 100 effective draws per chain for four
 chains, i.e. 400 in total, for bulk and tail alike.
 """

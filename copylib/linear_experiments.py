@@ -723,7 +723,7 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
 
     Adam runs exactly as in :func:`map_sweep_datasets` (same data, same
     initialisation); then every run, not only the kept one, is polished with
-    L-BFGS (:func:`scipy.optimize.minimize`, exact gradient of
+    L-BFGS (``scipy.optimize.minimize``, exact gradient of
     :func:`copylib.training.map_objective`) until the largest gradient component
     is below ``gtol`` or ``max_iter`` iterations, and the lowest polished
     objective per ``(data set, P)`` is the quenched MAP minimum. The difference
