@@ -836,8 +836,8 @@ def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(30
 class MarginalScan:
     """The plug-in saddlepoint marginal of ``c`` summarised on a set of sample sizes.
 
-    Attributes (arrays of shape ``(n_P,)`` unless stated)
-    ----------
+    Fields, arrays of shape ``(n_P,)`` unless stated:
+
     P : array
         The sample sizes, as given.
     mean, var : arrays
