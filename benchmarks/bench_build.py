@@ -6,7 +6,7 @@ Run from the repository root::
     python benchmarks/bench_build.py --baseline HEAD~3   # side by side with an older revision
     python benchmarks/bench_build.py --full-build        # also a clean `jupyter-book build`
 
-Each chapter is executed the way ``tests/test_chapters.py`` and the book build
+Each chapter is executed the way ``tests/book/test_chapters.py`` and the book build
 execute it: read with jupytext, run by nbclient in a fresh ``python3`` kernel
 with the chapter's directory as working directory. The kernel imports
 ``copylib`` from this checkout (``PYTHONPATH`` is set to the repository root,
@@ -83,7 +83,7 @@ def toc_chapters(root: Path) -> list[str]:
 
 
 def is_notebook(path: Path) -> bool:
-    """Whether the book executes ``path`` (the rule of tests/test_chapters.py): an ``.ipynb``,
+    """Whether the book executes ``path`` (the rule of tests/book/test_chapters.py): an ``.ipynb``,
     or a Markdown page whose front matter names a kernel."""
     if path.suffix == ".ipynb":
         return True

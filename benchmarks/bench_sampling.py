@@ -1,7 +1,7 @@
 """Benchmark: batched chains vs a Python loop over single chains.
 
 Times the collapsed-posterior sampler (MALA on the softmax logits, energy
-``copylib.evidence.effective_action``) at L=32, V=4, P=500 two ways:
+``copylib.posterior.evidence.effective_action``) at L=32, V=4, P=500 two ways:
 
 * one call with ``R = 64`` chains advanced together (batched tensors);
 * a Python loop of 64 calls with ``R = 1`` each.
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from copylib import ModelSpec, cooccurrence, copy_task
-from copylib.sampling import sample_collapsed_posterior
+from copylib.inference.langevin import sample_collapsed_posterior
 
 L, V, P, R = 32, 4, 500, 64
 TARGET = 10.0

@@ -8,11 +8,11 @@ The sweep is what the theory chapters draw: the global minimum of every version
 of the reduced action at 60 values of ``P`` spaced evenly in ``ln P`` from 1 to
 10^4, at ``L = 32``, ``V = 4``:
 
-* linear attention, :func:`copylib.linear_theory.minimum_curve` for
+* linear attention, :func:`copylib.theory.linear.minimum_curve` for
   ``mean_field``, ``fluct`` and ``map``;
-* softmax attention, :func:`copylib.softmax_theory.order_parameter_curve` for
+* softmax attention, :func:`copylib.theory.softmax.order_parameter_curve` for
   ``bayes``, ``map``, ``energy`` and ``fluct`` (with the default 8192-draw
-  :func:`copylib.softmax_theory.row_noise`, drawn inside the timed sweep).
+  :func:`copylib.theory.softmax.row_noise`, drawn inside the timed sweep).
 
 Every repetition starts cold: the softmax module's table of Delta-grid row
 averages is cleared first, so the fluct table (8192 draws x 4001 grid points)
@@ -21,8 +21,8 @@ is computed inside the timing, as in a fresh process.
 Printed, all measured in this run: the sweep time against the 2 s budget as a
 ratio (PASS when below 1; the fastest of ``--repeats``, the least disturbed by
 other load, and the median), and the speed-up of the sweep over the same
-minima computed one ``P`` at a time (:func:`copylib.linear_theory.action_minimum`,
-:func:`copylib.softmax_theory.action_minima` in a loop), which also checks
+minima computed one ``P`` at a time (:func:`copylib.theory.linear.action_minimum`,
+:func:`copylib.theory.softmax.action_minima` in a loop), which also checks
 that both give the same minima.
 
 ``--baseline REV`` also times the same sweep with ``copylib`` of git revision
@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 
 import copylib as cl
-from copylib import linear_theory as lt
-from copylib import softmax_theory as st
+from copylib.theory import linear as lt
+from copylib.theory import softmax as st
 
 L, V, N_P = 32, 4, 60
 BUDGET = 2.0  # seconds

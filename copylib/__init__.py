@@ -2,16 +2,16 @@
 
 One module per concept:
 
-* :mod:`copylib.task` -- the copy task (data and target matrix);
-* :mod:`copylib.model` -- the attention network M* and its priors;
-* :mod:`copylib.statistics` -- sufficient statistics of a data set;
-* :mod:`copylib.losses` -- test/train losses and reference predictors;
-* :mod:`copylib.training` -- Adam (MAP) training batched over runs;
-* :mod:`copylib.evidence` -- the evidence of an attention matrix (readout integrated out);
-* :mod:`copylib.order_parameters` -- invariants, order parameters and the plug-in action;
-* :mod:`copylib.sampling` -- batched Langevin/MALA samplers and convergence diagnostics;
-* :mod:`copylib.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and z-score calibration;
-* :mod:`copylib.transitions` -- locating and classifying changes across sample sizes;
+* :mod:`copylib.model.task` -- the copy task (data and target matrix);
+* :mod:`copylib.model.network` -- the attention network M* and its priors;
+* :mod:`copylib.model.statistics` -- sufficient statistics of a data set;
+* :mod:`copylib.model.losses` -- test/train losses and reference predictors;
+* :mod:`copylib.inference.map_training` -- Adam (MAP) training batched over runs;
+* :mod:`copylib.posterior.evidence` -- the evidence of an attention matrix (readout integrated out);
+* :mod:`copylib.posterior.order_parameters` -- invariants, order parameters and the plug-in action;
+* :mod:`copylib.inference.langevin` -- batched Langevin/MALA samplers and convergence diagnostics;
+* :mod:`copylib.inference.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and z-score calibration;
+* :mod:`copylib.analysis.transitions` -- locating and classifying changes across sample sizes;
 * :mod:`copylib.checks` -- executed checks of the chapters' claims, recorded for the validation report;
 * :mod:`copylib.config` -- the default / paper-scale switch;
 * :mod:`copylib.cache` -- the on-disk result cache of expensive experiments;
@@ -19,16 +19,16 @@ One module per concept:
 * :mod:`copylib.explorers` -- interactive explorers (figures + ipywidgets).
 """
 
-from . import cache, checks, config, diagnostics, explorers, plotting, predictability, scaling, transitions
+from . import analysis, cache, checks, config, explorers, inference, model, plotting, posterior, theory
 from .checks import Checks
-from .evidence import (
+from .posterior.evidence import (
     effective_action,
     negative_log_evidence,
     negative_log_evidence_mc,
     negative_log_evidence_primal,
     optimal_readout,
 )
-from .losses import (
+from .model.losses import (
     constant_predictor,
     constant_predictor_loss,
     empirical_loss,
@@ -38,8 +38,8 @@ from .losses import (
     uniform_pooling,
     uniform_pooling_loss,
 )
-from .model import ModelSpec, attention, attention_logits, network_output, prior_energy
-from .order_parameters import (
+from .model.network import ModelSpec, attention, attention_logits, network_output, prior_energy
+from .posterior.order_parameters import (
     plugin_action,
     plugin_action_of_attention,
     attention_from_order_parameters,
@@ -52,7 +52,7 @@ from .order_parameters import (
     prior_action_softmax,
     subspace_coverage,
 )
-from .sampling import (
+from .inference.langevin import (
     SamplingResult,
     effective_sample_size,
     langevin,
@@ -61,7 +61,7 @@ from .sampling import (
     sample_full_posterior,
     split_rhat,
 )
-from .statistics import (
+from .model.statistics import (
     cooccurrence,
     readout_moments,
     sample_size,
@@ -69,8 +69,8 @@ from .statistics import (
     target_energy,
     token_moment,
 )
-from .task import copy_task, one_hot, sample_tokens, shift_matrix
-from .training import (
+from .model.task import copy_task, one_hot, sample_tokens, shift_matrix
+from .inference.map_training import (
     SweepResult,
     TrainingResult,
     lowest_objective,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import linear_theory, softmax_theory
-from ._validation import check_int, check_kind, check_positive
-from .model import ModelSpec
-from .order_parameters import copy_weight, order_parameters
+from .theory import linear as linear_theory
+from .theory import softmax as softmax_theory
+from .arguments import check_int, check_kind, check_positive
+from .model.network import ModelSpec
+from .posterior.order_parameters import copy_weight, order_parameters
 
 LINEAR_VERSIONS = ("mean_field", "fluct", "map")
 SOFTMAX_VERSIONS = ("bayes", "map", "energy")  # "fluct" needs sampled row noise: see the chapter
@@ -61,7 +62,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
 
     Left: ``log(1 + S - min S)`` over the pooling weight ``m`` and the copy part
     ``(L-1) q``, with the global minimum (red star, from
-    :func:`copylib.linear_theory.action_minimum`) and any other local minimum of the
+    :func:`copylib.theory.linear.action_minimum`) and any other local minimum of the
     grid (white circles). Right: ``m`` and ``(L-1) q`` at the global minimum over
     ``P_range`` (log axis), the analytic ``P_1`` and ``P_2`` and the current ``P``.
 
@@ -242,8 +243,8 @@ def attention_figure(A, title: str = ""):
     """Heat map of one attention matrix ``A`` (``L x L``) with its order parameters.
 
     The title line reports the pooling weight ``m``, the copy weight ``q``, the
-    residual ``r^2`` (:func:`copylib.order_parameters.order_parameters`) and the
-    weight on the previous token (:func:`copylib.order_parameters.copy_weight`).
+    residual ``r^2`` (:func:`copylib.posterior.order_parameters.order_parameters`) and the
+    weight on the previous token (:func:`copylib.posterior.order_parameters.copy_weight`).
     Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt

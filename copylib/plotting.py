@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_real_array, check_finite
-from .losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss
+from .arguments import as_real_array, check_finite
+from .model.losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss
 
 
 def reference_lines(ax, L: int, V: int):

@@ -1,9 +1,9 @@
-"""Strategies and helpers shared by the property tests (``tests/test_properties_*.py``).
+"""Strategies and helpers shared by the property tests (``tests/**/test_*_properties.py`` and ``tests/test_properties_core.py``).
 
 Conventions of the property suite:
 
 * every public copylib function is registered with :func:`covers` by at least one
-  test; ``test_properties_coverage.py`` fails when one is missing;
+  test; ``test_property_coverage.py`` fails when one is missing;
 * ``raises_naming(name)`` expects ``ValueError`` or ``TypeError`` whose message
   names the offending parameter as a whole word;
 * sizes stay tiny (``L, V <= 6`` unless a test is about large sizes) so that the
@@ -38,7 +38,7 @@ def budget(n: int):
 
 
 def covers(*functions):
-    """Register the public functions a test exercises (see test_properties_coverage.py)."""
+    """Register the public functions a test exercises (see test_property_coverage.py)."""
     def deco(test):
         COVERED.update(functions)
         return test

@@ -13,7 +13,8 @@ import pytest
 
 import copylib as cl
 from copylib import explorers as ex
-from copylib import linear_theory, softmax_theory
+from copylib.theory import linear as linear_theory
+from copylib.theory import softmax as softmax_theory
 
 
 @pytest.fixture(autouse=True)

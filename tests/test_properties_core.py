@@ -18,7 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import copylib as cl
-from copylib import config, plotting, transitions
+from copylib import config, plotting
+from copylib.analysis import transitions
 from props_helpers import (
     assert_finite,
     bad_ints,

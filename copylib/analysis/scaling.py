@@ -1,0 +1,271 @@
+"""Critical sample sizes across sequence lengths and vocabularies, and power-law fits of them.
+
+* :func:`critical_sample_sizes`: the thresholds ``P1`` (linear, continuous),
+  ``P2`` (linear, crossover to copying) and ``P3`` (softmax, first order) of
+  the saddle-point theories on a grid of ``(L, V)``, next to their closed
+  forms.
+* :func:`fit_power_law`: least squares of ``ln y`` on a constant and the logs
+  of given regressors, with standard errors.
+* :func:`posterior_crossover`: ``P2`` of the plug-in posterior itself (no
+  saddle point): where the copy share of the posterior means reaches 1/2.
+
+All numbers are float64; sample sizes are in sequences.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ..arguments import as_real_array, check_finite, check_positive
+from ..model.network import ModelSpec
+
+__all__ = ["THRESHOLDS", "ThresholdTable", "critical_sample_sizes", "PowerLawFit", "fit_power_law",
+           "posterior_crossover"]
+
+#: names of the thresholds :func:`critical_sample_sizes` computes, with their definition
+THRESHOLDS = {
+    "P1_mean_field": "linear: symmetric point unstable, mean-field action (exact root of det H)",
+    "P1_map": "linear: symmetric point unstable, MAP action",
+    "P1_leading": "linear: the leading-order closed form sigma0^2 V^2 [1 + (V-1)/L + 1/(omega sigma_b^2 V^2)]",
+    "P2_mean_field": "linear: copy share of the global minimum = 1/2, mean-field action",
+    "P2_fluct": "linear: copy share of the global minimum = 1/2, one-shell fluct action",
+    "P2_map": "linear: copy share of the global minimum = 1/2, MAP action",
+    "P2_analytic_mean_field": "linear: closed form sigma0^2 L^{3/2} V / (sigma_G sqrt(omega (V-1)))",
+    "P2_analytic_fluct": "linear: closed form, positive root of the fluct quadratic (-> L^2 V/(V-1))",
+    "P3_bayes": "softmax: equal action of the pooling and copy minima, Bayesian (mean-field) action",
+    "P3_map": "softmax: equal action of the two minima, MAP action",
+    "P3_energy": "softmax: equal action of the two minima, large-P energy action of the notes",
+    "P3_leading": "softmax: leading-order closed form of the energy action (NaN below L = 2 e^3 + 1)",
+}
+
+
+def _check_sizes(name: str, values, minimum: int) -> np.ndarray:
+    a = as_real_array(name, values)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence of integers, got shape {a.shape}")
+    check_finite(name, a)
+    if np.any(a != np.round(a)) or np.any(a < minimum):
+        raise ValueError(f"{name} must contain integers >= {minimum}, got {values!r}")
+    return a.astype(int)
+
+
+@dataclass(frozen=True)
+class ThresholdTable:
+    """:func:`critical_sample_sizes` result.
+
+    L, V : int arrays ``(n,)``, the pairs (all combinations with ``V < L``);
+    values : dict name -> float array ``(n,)`` (see :data:`THRESHOLDS`); an entry
+    is NaN exactly where ``exists[name]`` is False (no such transition at that
+    ``(L, V)``: no coexistence of two softmax minima, no root of a closed form, or
+    no crossover to locate because the copy share is already above 1/2 at ``P1``,
+    e.g. ``L = 16, V = 12``).
+    """
+
+    L: np.ndarray
+    V: np.ndarray
+    values: dict
+    exists: dict
+
+
+def critical_sample_sizes(L_values, V_values, names=None, **spec_kwargs) -> ThresholdTable:
+    """Thresholds of the saddle-point theories for every ``(L, V)`` with ``V < L``.
+
+    Parameters
+    ----------
+    L_values : sequence of int >= 3
+    V_values : sequence of int >= 2
+    names : sequence of str or None
+        Keys of :data:`THRESHOLDS` to compute (default: all).
+    **spec_kwargs
+        Other ``ModelSpec`` fields (``sigma_G``, ``sigma_b``,
+        ``omega``, ``sigma0_sq``); cyclic task.
+
+    Returns
+    -------
+    ThresholdTable
+    """
+    from ..theory import linear as lt
+    from ..theory import softmax as st
+
+    Ls = _check_sizes("L_values", L_values, 3)
+    Vs = _check_sizes("V_values", V_values, 2)
+    names = list(THRESHOLDS) if names is None else list(names)
+    for n in names:
+        if n not in THRESHOLDS:
+            raise ValueError(f"names must be keys of THRESHOLDS {sorted(THRESHOLDS)}, got {n!r}")
+    pairs = [(L, V) for L in Ls for V in Vs if V < L]
+    if not pairs:
+        raise ValueError("V_values must contain a V < L for some L of L_values")
+    values = {n: np.full(len(pairs), np.nan) for n in names}
+    for i, (L, V) in enumerate(pairs):
+        lin = ModelSpec(L=int(L), V=int(V), kind="linear", **spec_kwargs)
+        soft = ModelSpec(L=int(L), V=int(V), kind="softmax", **spec_kwargs)
+        for n in names:
+            kind, what = n.split("_", 1)
+            if n == "P1_leading":
+                values[n][i] = lt.p1_analytic(lin, "mean_field", "leading")
+            elif kind == "P1":
+                values[n][i] = lt.p1_analytic(lin, what)
+            elif n.startswith("P2_analytic"):
+                values[n][i] = lt.p2_analytic(lin, what.split("_", 1)[1])
+            elif kind == "P2":
+                try:
+                    values[n][i] = lt.p2_numerical(lin, what, rtol=1e-4)
+                except ArithmeticError:  # documented outcome: copying dominates from the onset, no crossover
+                    pass
+            elif n == "P3_leading":
+                values[n][i] = st.p3_leading_order(int(L), int(V), soft)
+            else:
+                try:
+                    values[n][i] = st.first_order_point(soft, what).P3
+                except ValueError as err:  # documented outcome: no coexistence window at this size
+                    if "no coexistence" not in str(err):
+                        raise
+    exists = {n: np.isfinite(v) for n, v in values.items()}
+    return ThresholdTable(L=np.array([p[0] for p in pairs]), V=np.array([p[1] for p in pairs]), values=values,
+                          exists=exists)
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """:func:`fit_power_law` result: ``ln y = coef[0] + sum_k coef[k] ln x_k``.
+
+    names : ("const", regressor names...); coef, se : arrays ``(1 + n_regressors,)``
+    (exponents and their ordinary least-squares standard errors, ``s^2 (X^T X)^{-1}``
+    with ``s^2`` the residual variance on ``n - k`` degrees of freedom);
+    se_jackknife : array ``(1 + n_regressors,)``, the delete-one jackknife standard
+    errors (each point left out in turn; NaN where ``n - 1`` points do not determine
+    the coefficients); residual_rms : root mean square of the residuals of ``ln y``
+    (a description of the scatter, not an uncertainty of the exponents); n : number
+    of points; dof : residual degrees of freedom ``n - k``.
+    """
+
+    names: tuple
+    coef: np.ndarray
+    se: np.ndarray
+    se_jackknife: np.ndarray
+    residual_rms: float
+    n: int
+    dof: int
+
+    def exponent(self, name: str) -> tuple[float, float]:
+        """``(exponent, OLS standard error)`` of the regressor ``name``."""
+        i = self._index(name)
+        return float(self.coef[i]), float(self.se[i])
+
+    def interval(self, name: str, level: float = 0.95) -> tuple[float, float]:
+        """Two-sided Student-t confidence interval of the exponent ``name`` at ``level``.
+
+        ``coef +- t_{dof}((1 + level)/2) se``: exact coverage for independent Gaussian
+        scatter of ``ln y`` of constant variance; with few points (``dof = 1`` for three
+        points and one regressor, ``t = 12.7`` at 95 %) it is honestly wide.
+        """
+        from scipy.stats import t as student_t
+
+        i = self._index(name)
+        level = check_positive("level", level)
+        if not level < 1:
+            raise ValueError(f"level must lie in (0, 1), got {level}")
+        h = float(student_t.ppf(0.5 + level / 2, self.dof)) * float(self.se[i])
+        return float(self.coef[i]) - h, float(self.coef[i]) + h
+
+    def _index(self, name: str) -> int:
+        if name not in self.names[1:]:
+            raise ValueError(f"name must be one of {self.names[1:]}, got {name!r}")
+        return self.names.index(name)
+
+
+def fit_power_law(y, **regressors) -> PowerLawFit:
+    """Least-squares fit of ``ln y = c + sum_k b_k ln x_k`` (a product of powers).
+
+    y : array ``(n,)`` of positive values; regressors : name -> array ``(n,)`` of
+    positive values (at least one; ``n`` must exceed the number of coefficients).
+    The standard errors are the usual OLS ones, ``s^2 (X^T X)^{-1}`` with
+    ``s^2`` the residual variance, and the delete-one jackknife ones (over the
+    points, e.g. over the ``L`` values of a fit along ``L``). For independent
+    Gaussian scatter of ``ln y`` the OLS errors are calibrated
+    (:meth:`PowerLawFit.interval` covers the true exponent at its level). For
+    deterministic ``y`` (thresholds of a theory) they are not sampling errors:
+    they measure how far ``y`` is from an exact product of powers on this grid,
+    i.e. the curvature that finite-size corrections leave, and the jackknife
+    measures how much the exponent depends on which sizes are included.
+    """
+    y = as_real_array("y", y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d, got shape {y.shape}")
+    check_finite("y", y)
+    if np.any(y <= 0):
+        raise ValueError("y must be > 0 (a power law is fitted to ln y)")
+    if not regressors:
+        raise ValueError("fit_power_law needs at least one regressor")
+    cols = [np.ones_like(y)]
+    for name, x in regressors.items():
+        x = as_real_array(name, x)
+        if x.shape != y.shape:
+            raise ValueError(f"{name} must have the shape of y {y.shape}, got {x.shape}")
+        check_finite(name, x)
+        if np.any(x <= 0):
+            raise ValueError(f"{name} must be > 0")
+        cols.append(np.log(x))
+    X = np.stack(cols, axis=1)
+    n, k = X.shape
+    if n <= k:
+        raise ValueError(f"y needs more points ({n}) than coefficients ({k})")
+    ly = np.log(y)
+    coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
+    resid = ly - X @ coef
+    s2 = float(resid @ resid) / (n - k)
+    cov = s2 * np.linalg.inv(X.T @ X)
+    # delete-one jackknife: refit without each point; defined where the n - 1 points still determine the fit
+    se_jack = np.full(k, np.nan)
+    if n - 1 >= k:
+        keep = ~np.eye(n, dtype=bool)
+        loo = np.array([np.linalg.lstsq(X[kp], ly[kp], rcond=None)[0] for kp in keep])
+        if all(np.linalg.matrix_rank(X[kp]) == k for kp in keep):
+            se_jack = np.sqrt((n - 1) / n * ((loo - loo.mean(axis=0)) ** 2).sum(axis=0))
+    return PowerLawFit(names=("const", *regressors), coef=coef, se=np.sqrt(np.diag(cov)), se_jackknife=se_jack,
+                       residual_rms=float(np.sqrt(np.mean(resid**2))), n=n, dof=n - k)
+
+
+def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0, 1e6), rtol: float = 1e-3,
+                        **moment_kwargs) -> float:
+    """``P`` at which the copy share of the plug-in posterior means reaches ``share``.
+
+    The copy share of the posterior is ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])``
+    with the moments of :func:`copylib.analysis.linear.plugin_posterior_moments`
+    (the posterior integrated over every order parameter, no saddle point): the
+    posterior counterpart of :func:`copylib.theory.linear.p2_numerical`. Brent's root
+    finder in ``ln P`` inside ``P_bracket``, to relative precision ``rtol`` in ``P``.
+
+    Raises
+    ------
+    ArithmeticError
+        If the share does not cross ``share`` inside ``P_bracket``.
+    """
+    from ..analysis.linear import plugin_posterior_moments
+
+    share = check_positive("share", share)
+    if not share < 1:
+        raise ValueError(f"share must lie in (0, 1), got {share}")
+    rtol = check_positive("rtol", rtol)
+    lo, hi = (check_positive("P_bracket", p) for p in P_bracket)
+    if not lo < hi:
+        raise ValueError(f"P_bracket must be increasing, got {P_bracket!r}")
+    L = spec.L
+
+    def f(P):
+        mom = plugin_posterior_moments(P, spec, **moment_kwargs)
+        Q = (L - 1) * mom.q
+        return Q / (mom.abs_m + Q) - share
+
+    # Brent's method in ln P (the share is smooth and monotone near the crossover): about half the
+    # evaluations of a bisection, each of which is a 4-d quadrature
+    try:
+        x = brentq(lambda lx: f(math.exp(lx)), math.log(lo), math.log(hi), xtol=0.5 * math.log1p(rtol), rtol=1e-12)
+    except ValueError as err:  # brentq: f(a) and f(b) have the same sign
+        raise ArithmeticError(f"the posterior copy share does not cross {share} inside P_bracket = {P_bracket}") from err
+    return math.exp(x)

@@ -1,0 +1,272 @@
+"""Helpers for the softmax-attention chapter: planted copy states and their dynamics.
+
+Gradient descent and Langevin chains started in the basin of a local minimum
+stay there for a long time. To see both branches of the first-order copy
+transition, the chapter starts runs in each basin:
+
+* :func:`planted_logits` -- the cheapest logits with gap ``Delta`` on the
+  previous position, ``g = Delta (S - J/L)`` (the row means drop out of softmax);
+* :func:`planted_init` -- a batched initial state ``{"g", "b", "W"}`` with those
+  logits and the ridge (MAP) readout of each run's data;
+* :func:`interpolate_crossing` -- where a tabulated difference changes sign;
+* :func:`state_fraction` -- the share of draws on the copy side of a threshold;
+* :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error
+  (leave one chain, or one group of chains sharing a data set, out);
+* :func:`grouped_rhat` -- rank-normalised split R-hat for chains in groups with
+  different targets (one data set per group), the between-chain variance taken
+  within each group;
+* :func:`z2_range` -- the range of the mean of ``z^2`` for correlated z-scores.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from scipy import stats
+
+from ..arguments import as_real_array, check_bool, check_finite, check_int
+from ..posterior.evidence import optimal_readout
+from ..model.network import ModelSpec, attention, attention_logits
+from ..model.task import shift_matrix
+
+__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "basin_mean", "grouped_rhat",
+           "z2_range"]
+
+
+def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
+    """Logits ``Delta (S - J/L)``, shape ``(..., L, L)`` for ``Delta`` of shape ``(...)``.
+
+    ``row-softmax`` of them is :func:`copylib.posterior.order_parameters.copy_attention` ``(Delta, L)``;
+    their squared norm ``(L-1) Delta^2`` is the smallest among all logits with that attention.
+
+    With ``causal=True``: the smallest logits whose causal softmax
+    (:func:`copylib.model.network.attention` with ``causal=True``) puts the gap ``Delta``
+    on the previous position of every row ``l >= 1``: row ``l`` (0-based) is
+    ``Delta (e_{l-1} - 1/(l+1))`` on its ``l + 1`` visible entries and ``0`` on the
+    hidden ones; row 0 is zero. Squared norm ``Delta^2 sum_{n=2}^{L} (1 - 1/n)
+    = Delta^2 (L - H_L)``, ``H_L`` the harmonic number.
+    """
+    L = check_int("L", L, 2)
+    causal = check_bool("causal", causal)
+    Delta = as_real_array("Delta", Delta)
+    if not np.isfinite(Delta).all():
+        raise ValueError("Delta must be finite")
+    if causal:
+        counts = np.arange(1, L + 1)[:, None]
+        base = (shift_matrix(L, False) - 1.0 / counts) * np.tri(L)
+        base[0] = 0.0
+    else:
+        base = shift_matrix(L, True) - 1.0 / L
+    return Delta[..., None, None] * base
+
+
+def planted_init(Delta, C, spec: ModelSpec) -> dict:
+    """Initial states ``{"g": (R, L, L), "b": (R,), "W": (R, V, V)}`` planted in a copy state.
+
+    Delta : float or ``(R,)`` (``0`` gives uniform pooling); C : ``(R, L, L, V, V)``.
+    ``g = planted_logits(Delta, L, spec.causal)``, ``b = 0`` and ``W`` the ridge readout of that
+    attention for each run's data (:func:`copylib.posterior.evidence.optimal_readout`).
+    Drop ``"W"`` to start the collapsed sampler.
+    """
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
+    C = as_real_array("C", C)
+    if C.ndim != 5 or C.shape[1:] != (spec.L, spec.L, spec.V, spec.V):
+        raise ValueError(f"C must have shape (R, {spec.L}, {spec.L}, {spec.V}, {spec.V}), got {C.shape}")
+    R = C.shape[0]
+    Delta = as_real_array("Delta", Delta)
+    if Delta.shape not in ((), (1,), (R,)):
+        raise ValueError(f"Delta must be a float or have shape ({R},) (one per run of C), got {Delta.shape}")
+    Delta = np.broadcast_to(Delta, (R,))
+    g = planted_logits(Delta, spec.L, spec.causal)
+    b = np.zeros(R)
+    A = attention(attention_logits(g, b), spec.kind, spec.causal)
+    W = optimal_readout(A, C, spec)
+    return {"g": g, "b": b, "W": np.asarray(W)}
+
+
+def interpolate_crossing(x, y) -> float:
+    """The ``x`` where the tabulated ``y`` first changes sign (linear interpolation), or ``nan``.
+
+    x : increasing ``(n,)``; y : ``(n,)``, both finite. ``nan`` is returned only when
+    ``y`` has no sign change and no zero.
+    """
+    x, y = as_real_array("x", x), as_real_array("y", y)
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
+        raise ValueError("x and y must be 1-d of equal length >= 2")
+    check_finite("x", x)
+    check_finite("y", y)
+    if not (np.diff(x) > 0).all():
+        raise ValueError("x must be strictly increasing")
+    s = np.sign(y)
+    idx = np.flatnonzero(s[:-1] * s[1:] < 0)
+    if idx.size == 0:
+        zero = np.flatnonzero(y == 0)
+        return float(x[zero[0]]) if zero.size else float("nan")
+    i = idx[0]
+    return float(x[i] - y[i] * (x[i + 1] - x[i]) / (y[i + 1] - y[i]))
+
+
+def state_fraction(x, threshold: float) -> np.ndarray:
+    """Fraction of draws above ``threshold`` in each chain: ``x (R, n)`` -> ``(R,)``."""
+    x = as_real_array("x", x)
+    if x.ndim != 2 or x.shape[1] == 0:
+        raise ValueError(f"x must have shape (R, n) with n >= 1, got {x.shape}")
+    check_finite("x", x)
+    threshold = as_real_array("threshold", threshold)
+    if threshold.ndim:
+        raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
+    check_finite("threshold", threshold)
+    return (x > threshold).mean(axis=1)
+
+
+def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf, *, groups=None, return_replicates: bool = False):
+    """Mean of ``x`` over the draws with ``lo <= c < hi``, pooled over chains, with a jackknife error.
+
+    Parameters
+    ----------
+    x, c : arrays ``(R, n)``
+        A quantity and the copy weight of ``n`` draws in each of ``R >= 2``
+        chains.
+    lo, hi : float
+        The basin, an interval of ``c``.
+    groups : array ``(R,)`` of int, optional
+        Which chains belong together (e.g. chains run on the same data set);
+        the jackknife leaves out one group at a time, so the groups, not the
+        chains, must be independent. Default: every chain is its own group.
+    return_replicates : bool
+        Also return the leave-one-group-out estimates (for the jackknife
+        covariance of several estimates computed from the same chains).
+
+    Returns
+    -------
+    mean, se : float
+        The ratio estimator ``sum x 1[basin] / sum 1[basin]`` over all draws and
+        its leave-one-group-out jackknife standard error, which includes the
+        autocorrelation within chains and the spread between the groups' data
+        sets. ``se`` is ``nan`` if fewer than two groups visit the basin.
+    replicates : array ``(G,)``
+        Only with ``return_replicates``: the estimate without each group, in the
+        order of ``np.unique(groups)`` (``nan`` for a group that holds every draw
+        in the basin).
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, ``R < 2``, there are fewer than two groups, an
+        entry is not finite, ``lo >= hi``, or no draw lies in the basin.
+    """
+    x, c = as_real_array("x", x), as_real_array("c", c)
+    if x.ndim != 2 or x.shape != c.shape or x.shape[0] < 2 or x.shape[1] == 0:
+        raise ValueError(f"x and c must have the same shape (R, n) with R >= 2, n >= 1; got {x.shape}, {c.shape}")
+    check_finite("x", x)
+    check_finite("c", c)
+    for name, value in (("lo", lo), ("hi", hi)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+            raise TypeError(f"{name} must be a real number (not NaN), got {value!r}")
+    lo, hi = float(lo), float(hi)
+    if not lo < hi:
+        raise ValueError(f"lo must be < hi, got lo = {lo}, hi = {hi}")
+    return_replicates = check_bool("return_replicates", return_replicates)
+    R = x.shape[0]
+    if groups is None:
+        label = np.arange(R)
+    else:
+        groups = np.asarray(groups)
+        if groups.shape != (R,) or not np.issubdtype(groups.dtype, np.integer):
+            raise ValueError(f"groups must be {R} integer labels (one per chain), got {groups.dtype} {groups.shape}")
+        label = np.unique(groups, return_inverse=True)[1].ravel()
+    G = int(label.max()) + 1
+    if G < 2:
+        raise ValueError("groups must contain at least two different labels")
+    inside = (c >= lo) & (c < hi)
+    num = np.bincount(label, (x * inside).sum(axis=1), minlength=G)
+    den = np.bincount(label, inside.sum(axis=1).astype(float), minlength=G)
+    if den.sum() == 0:
+        raise ValueError(f"no draw has {lo} <= c < {hi}")
+    mean = float(num.sum() / den.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        loo = np.where(den.sum() > den, (num.sum() - num) / (den.sum() - den), np.nan)
+    if (den > 0).sum() < 2:
+        se = float("nan")
+    else:
+        ok = loo[np.isfinite(loo)]
+        se = float(np.sqrt((ok.size - 1) / ok.size * ((ok - ok.mean()) ** 2).sum()))
+    return (mean, se, loo) if return_replicates else (mean, se)
+
+
+def _rank_normal(a: np.ndarray) -> np.ndarray:
+    """Blom normal scores of the ranks of all entries of ``a`` (ArviZ's ``z_scale``)."""
+    r = stats.rankdata(a, method="average").reshape(a.shape)
+    return stats.norm.ppf((r - 0.375) / (a.size + 0.25))
+
+
+def grouped_rhat(x) -> float:
+    """Rank-normalised split R-hat of chains that come in groups with different targets.
+
+    x : array ``(D, K, n)``: ``D >= 1`` groups (e.g. data sets) of ``K >= 1``
+    chains of ``n >= 4`` finite draws each; the chains of one group sample the
+    same distribution, different groups need not.
+
+    Every chain is split in halves (first and last ``n // 2`` draws). Within each
+    group the draws are rank-normalised (Blom scores, as ArviZ does), and the
+    between-chain variance ``B_d`` (of the half-chain means about the group's
+    mean, times ``n // 2``) and the mean within-half variance ``W_d`` are
+    averaged over the groups; ``R = sqrt((n' - 1)/n' + B/(n' W))``, ``n' = n // 2``.
+    As in Vehtari et al. (2021) the result is the larger of the value for the
+    draws (bulk) and for their distance from the group's median (tails). For
+    ``D = 1`` it is ArviZ's ``rhat(method="rank")``. A spread of targets between
+    groups does not enter, only disagreement between chains of one group.
+    Averaging over groups makes it sensitive to a small disagreement shared by
+    all groups but dilutes one bad group (one stuck chain among ``D`` groups
+    raises ``R - 1`` by roughly ``1/D`` of its value for that group alone), so
+    report it next to the per-group values (``grouped_rhat(x[d:d+1])``).
+    """
+    x = as_real_array("x", x)
+    if x.ndim != 3 or x.shape[2] < 4:
+        raise ValueError(f"x must have shape (D, K, n) with n >= 4, got {x.shape}")
+    check_finite("x", x)
+    D, K, n = x.shape
+    h = n // 2
+    split = np.concatenate([x[:, :, :h], x[:, :, n - h:]], axis=1)  # (D, 2K, h)
+
+    def rhat(z):
+        B = h * z.mean(-1).var(axis=1, ddof=1)  # (D,)
+        W = z.var(-1, ddof=1).mean(-1)
+        if (W == 0).any():
+            return 1.0 if (B == 0).all() else float("inf")
+        return float(np.sqrt((B.mean() / W.mean() + h - 1) / h))
+
+    bulk = rhat(np.stack([_rank_normal(s) for s in split]))
+    folded = np.abs(split - np.median(split.reshape(D, -1), axis=1)[:, None, None])
+    tail = rhat(np.stack([_rank_normal(s) for s in folded]))
+    return max(bulk, tail)
+
+
+def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
+    """Range of ``mean(z^2)`` for ``n`` calibrated z-scores with correlation matrix ``corr``.
+
+    For jointly normal ``z`` with unit variances and correlations ``rho``,
+    ``sum z^2`` has mean ``n`` and variance ``2 tr(rho^2) = 2 sum_ij rho_ij^2``.
+    Matching a scaled chi-square to these two moments (Satterthwaite) gives
+    ``mean(z^2) ~ chi2_nu / nu`` with ``nu = n^2 / sum_ij rho_ij^2`` effective
+    comparisons (``nu = n`` for independent z, ``1`` if all are equal).
+
+    Returns ``(nu, lo, hi)``: ``lo, hi`` the central ``level`` range of ``chi2_nu / nu``.
+    """
+    corr = as_real_array("corr", corr)
+    if corr.ndim != 2 or corr.shape[0] != corr.shape[1] or corr.shape[0] < 1:
+        raise ValueError(f"corr must be a square (n, n) matrix, got shape {corr.shape}")
+    check_finite("corr", corr)
+    if not np.allclose(corr, corr.T, atol=1e-12) or not np.allclose(np.diag(corr), 1.0, atol=1e-12) \
+            or np.abs(corr).max() > 1 + 1e-12:
+        raise ValueError("corr must be symmetric with unit diagonal and entries in [-1, 1]")
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    n = corr.shape[0]
+    nu = n**2 / float((corr**2).sum())
+    a = (1 - level) / 2
+    return nu, float(stats.chi2.ppf(a, nu) / nu), float(stats.chi2.ppf(1 - a, nu) / nu)

@@ -1,0 +1,59 @@
+"""Locating and classifying changes of an observable across sample sizes.
+
+A first-order transition shows as a jump: refining the grid of sample sizes
+around it leaves the whole change inside one sub-interval. A smooth crossover
+spreads the change, so refining the grid by a factor ``k`` divides the largest
+step by about ``k``. :func:`step_concentration` measures exactly this.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arguments import as_real_array, check_finite, check_int
+
+
+def geometric_grid(P_min: int, P_max: int, n: int) -> np.ndarray:
+    """``n`` sample sizes spaced evenly in ``ln P`` from ``P_min`` to ``P_max``, rounded to integers.
+
+    Rounding can merge neighbours at small ``P``; duplicates are removed, so the
+    result may have fewer than ``n`` points.
+    """
+    P_min, P_max, n = check_int("P_min", P_min, 1), check_int("P_max", P_max, 1), check_int("n", n, 2)
+    if P_max <= P_min:
+        raise ValueError(f"P_max must be > P_min = {P_min}, got {P_max}")
+    return np.unique(np.geomspace(P_min, P_max, n).round().astype(int))
+
+
+def _check_series(name: str, values) -> np.ndarray:
+    values = as_real_array(name, values)
+    if values.ndim != 1 or values.size < 2:
+        raise ValueError(f"{name} must be 1-d with at least 2 entries, got shape {values.shape}")
+    check_finite(name, values)
+    return values
+
+
+def largest_drop(values) -> tuple[int, float]:
+    """Index ``i`` and size of the largest decrease ``values[i] - values[i+1]``.
+
+    values : ``(n,)``, ``n >= 2``, finite.
+    """
+    values = _check_series("values", values)
+    drops = values[:-1] - values[1:]
+    i = int(np.argmax(drops))
+    return i, float(drops[i])
+
+
+def step_concentration(fine_values) -> float:
+    """Fraction of the total change over a refined interval that happens in its largest step.
+
+    fine_values : ``(k+1,)`` observable on ``k`` sub-intervals of one interval,
+    ordered by ``P``, with a net decrease. Returns a number in ``(0, 1]``: close to
+    1 for a jump, about ``1/k`` for a change that is smooth on the interval's scale.
+    """
+    fine_values = _check_series("fine_values", fine_values)
+    _, drop = largest_drop(fine_values)
+    total = fine_values[0] - fine_values[-1]
+    if not total > 0:
+        raise ValueError("fine_values must decrease overall (first entry > last entry)")
+    return drop / total

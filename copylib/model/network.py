@@ -1,0 +1,215 @@
+"""The single-head attention network M* and its priors.
+
+Attention logits are positional, ``G = b J + g`` (``L x L``), with ``J`` the
+all-ones matrix, ``g_ij ~ N(0, sigma_G^2)`` and a global bias ``b ~ N(0, sigma_b^2)``.
+The attention matrix is ``A = G / L`` (linear) or ``A = row-softmax(G)`` (softmax,
+where ``b`` drops out). With a causal mask (``ModelSpec(causal=True)``) position
+``l`` sees only positions ``j <= l``: the softmax runs over those entries only,
+and linear attention divides by their number, ``A_lj = G_lj / (l + 1)``
+(0-based ``l``), so that the bias still gives every row the sum ``b``. The output for one sequence ``X`` (``L x V``) is
+``F = A X W`` with readout ``W`` (``V x V``), ``W_ij ~ N(0, omega)``. The
+likelihood is Gaussian with variance ``sigma^2 = sigma0_sq * L``.
+
+All array functions accept numpy arrays or torch tensors and are written once,
+in torch, so that training, sampling and theory use the same definition. Numpy
+input gives numpy output (float64); torch input keeps its dtype and autograd.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..arguments import as_real_array, check_finite, check_int, check_kind, check_positive, check_shape
+from ..model.task import shift_matrix
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Sizes, attention kind and prior/likelihood scales of the model M*.
+
+    Parameters
+    ----------
+    L : int, >= 2
+        Sequence length.
+    V : int, >= 2
+        Vocabulary size.
+    kind : {"linear", "softmax"}
+        Attention nonlinearity.
+    sigma_G, sigma_b : float > 0
+        Prior standard deviations of the logits ``g`` and of the bias ``b``.
+    omega : float > 0
+        Prior variance of each readout entry ``W_ij``.
+    sigma0_sq : float > 0
+        Likelihood temperature; the noise variance is ``sigma0_sq * L``.
+    cyclic : bool
+        Cyclic copy target (default) or the shift without wrap-around.
+    causal : bool
+        Causal mask (default ``False``): position ``l`` attends only to
+        positions ``j <= l`` (see :func:`attention`). A causal network has no
+        wrap-around, so ``causal=True`` requires ``cyclic=False`` (the target
+        of the first position is then the zero vector).
+    """
+
+    L: int
+    V: int
+    kind: str = "softmax"
+    sigma_G: float = 1.0
+    sigma_b: float = 1.0
+    omega: float = 1.0
+    sigma0_sq: float = 1.0
+    cyclic: bool = True
+    causal: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "L", check_int("L", self.L, 2))
+        object.__setattr__(self, "V", check_int("V", self.V, 2))
+        check_kind(self.kind)
+        for name in ("sigma_G", "sigma_b", "omega", "sigma0_sq"):
+            object.__setattr__(self, name, check_positive(name, getattr(self, name)))
+        if not isinstance(self.cyclic, bool):
+            raise TypeError(f"cyclic must be a bool, got {type(self.cyclic).__name__}")
+        if not isinstance(self.causal, bool):
+            raise TypeError(f"causal must be a bool, got {type(self.causal).__name__}")
+        if self.causal and self.cyclic:
+            raise ValueError("causal=True needs cyclic=False: under a causal mask position 0 cannot see "
+                             "position L-1, so the cyclic target is unreachable (pass cyclic=False)")
+
+    @property
+    def sigma_sq(self) -> float:
+        """Likelihood variance ``sigma^2 = sigma0_sq * L``."""
+        return self.sigma0_sq * self.L
+
+    @property
+    def kappa(self) -> float:
+        """Ridge ratio ``kappa = sigma^2 / omega`` of the readout."""
+        return self.sigma_sq / self.omega
+
+    @property
+    def target(self) -> np.ndarray:
+        """Target matrix ``T`` (``L x L``): ``Y = T X``."""
+        return shift_matrix(self.L, self.cyclic)
+
+
+def _to_torch(*arrays, names):
+    """Convert numpy inputs to float64 tensors; report whether to return numpy.
+
+    ``names`` (one per array) are the parameter names used in the ``TypeError``
+    raised for something that is not a real array, or a tensor that is not
+    floating point (integer tensors would fail later with torch-internal errors).
+    """
+    as_numpy = not any(isinstance(a, torch.Tensor) for a in arrays)
+    out = []
+    for name, a in zip(names, arrays, strict=True):
+        if isinstance(a, torch.Tensor):
+            if not a.is_floating_point():
+                raise TypeError(f"{name} must be a floating-point tensor, got dtype {a.dtype}")
+            out.append(a)
+        else:
+            out.append(torch.as_tensor(as_real_array(name, a)))
+    return as_numpy, out
+
+
+def _back(as_numpy: bool, t: torch.Tensor):
+    return t.detach().numpy() if as_numpy else t
+
+
+def attention_logits(g, b):
+    """Logits ``G = b J + g``.
+
+    g : shape ``(..., L, L)``; b : shape ``(...)`` (one bias per batch entry).
+    Returns shape ``(..., L, L)``.
+    """
+    as_numpy, (g, b) = _to_torch(g, b, names=("g", "b"))
+    check_shape("g", g, (None, None))
+    if g.shape[-1] != g.shape[-2]:
+        raise ValueError(f"g must be square in its last two dimensions, got {tuple(g.shape)}")
+    if tuple(b.shape) != tuple(g.shape[:-2]):
+        raise ValueError(f"b must have shape {tuple(g.shape[:-2])} (the batch shape of g), got {tuple(b.shape)}")
+    check_finite("g", g)
+    check_finite("b", b)
+    return _back(as_numpy, g + b[..., None, None])
+
+
+def attention(G, kind: str, causal: bool = False):
+    """Attention matrix from logits, shape ``(..., L, L)``.
+
+    ``kind="linear"``: ``A = G / L``; ``kind="softmax"``: each row of ``A`` is the
+    softmax of the corresponding row of ``G``.
+
+    With ``causal=True`` row ``l`` (0-based) sees only the columns ``j <= l``:
+    ``A[l, j] = 0`` for ``j > l`` and the logits there are ignored. Softmax
+    rows are normalised over the ``l + 1`` visible entries (row 0 is ``e_0``);
+    linear rows are divided by their number of visible entries,
+    ``A[l, j] = G[l, j] / (l + 1)``, the causal analogue of ``G / L``: a
+    constant logit ``b`` gives every row the causal average with row sum ``b``.
+    """
+    check_kind(kind)
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    as_numpy, (G,) = _to_torch(G, names=("G",))
+    check_shape("G", G, (None, None))
+    if G.shape[-1] != G.shape[-2] or G.shape[-1] < 2:
+        raise ValueError(f"G must be square with L >= 2 in its last two dimensions, got {tuple(G.shape)}")
+    check_finite("G", G)
+    return _back(as_numpy, _attention(G, kind, causal))
+
+
+def _visible(L: int, like: torch.Tensor) -> torch.Tensor:
+    """Boolean ``(L, L)`` causal mask: ``True`` where ``j <= l``."""
+    return torch.ones(L, L, dtype=torch.bool, device=like.device).tril_()
+
+
+def _attention(G: torch.Tensor, kind: str, causal: bool) -> torch.Tensor:
+    """:func:`attention` without argument checks (torch in, torch out)."""
+    L = G.shape[-1]
+    if not causal:
+        return G / L if kind == "linear" else torch.softmax(G, dim=-1)
+    keep = _visible(L, G)
+    if kind == "linear":
+        counts = torch.arange(1, L + 1, dtype=G.dtype, device=G.device)[:, None]
+        return G.masked_fill(~keep, 0.0) / counts
+    return torch.softmax(G.masked_fill(~keep, -math.inf), dim=-1)
+
+
+def network_output(X, A, W):
+    """Network output ``F = A X W``.
+
+    X : ``(..., P, L, V)`` one-hot inputs; A : ``(..., L, L)``; W : ``(..., V, V)``.
+    Returns ``(..., P, L, V)``.
+    """
+    as_numpy, (X, A, W) = _to_torch(X, A, W, names=("X", "A", "W"))
+    check_shape("X", X, (None, None, None))
+    L, V = X.shape[-2], X.shape[-1]
+    check_shape("A", A, (L, L), source="X")
+    check_shape("W", W, (V, V), source="X")
+    for name, t in (("X", X), ("A", A), ("W", W)):
+        check_finite(name, t)
+    F = torch.einsum("...lm,...pmv,...vw->...plw", A, X, W)
+    return _back(as_numpy, F)
+
+
+def prior_energy(g, b, W, spec: ModelSpec):
+    """Negative log prior up to a constant, one value per batch entry.
+
+    ``|g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2) + |W|^2 / (2 omega)``.
+    g : ``(..., L, L)``; b : ``(...)``; W : ``(..., V, V)``. Returns shape ``(...)``.
+    """
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    as_numpy, (g, b, W) = _to_torch(g, b, W, names=("g", "b", "W"))
+    check_shape("g", g, (spec.L, spec.L))
+    check_shape("W", W, (spec.V, spec.V))
+    if tuple(b.shape) != tuple(g.shape[:-2]):
+        raise ValueError(f"b must have shape {tuple(g.shape[:-2])} (the batch shape of g), got {tuple(b.shape)}")
+    for name, t in (("g", g), ("b", b), ("W", W)):
+        check_finite(name, t)
+    e = (
+        (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2)
+        + b**2 / (2 * spec.sigma_b**2)
+        + (W**2).sum((-1, -2)) / (2 * spec.omega)
+    )
+    return _back(as_numpy, e)

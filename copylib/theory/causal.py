@@ -1,0 +1,638 @@
+"""Mean-field theory of the softmax copy transition under a causal mask.
+
+With the causal mask (``ModelSpec(kind="softmax", causal=True, cyclic=False)``)
+row ``l`` (0-based) of the attention sees the ``l + 1`` positions ``j <= l``.
+Row 0 sees only itself (``A[0] = e_0``) and has no copy target; row ``l >= 1``
+has ``n_l = l`` competitors next to its copy position ``l - 1``. The copy
+family puts a logit gap ``Delta_l`` on the previous position of row ``l``::
+
+    c_l = A[l, l-1] = 1 / (1 + l e^{-Delta_l}),     |A_l|^2 = c_l^2 + (1 - c_l)^2 / l.
+
+Vocabulary permutation symmetry is untouched by the mask, so the plug-in data
+action :func:`copylib.posterior.order_parameters.plugin_action` still applies, with the
+invariants (:func:`copylib.posterior.order_parameters.invariants`, non-cyclic target)::
+
+    alpha_1 = 1 + sum_{l>=1} |A_l|^2,   alpha_2 = L,   gamma_1 = sum_{l>=1} c_l,   gamma_2 = L - 1
+
+(the ``1`` is row 0; ``alpha_2 = L`` since every row sums to 1; ``gamma_2`` is the
+grand sum of ``A^T T``, ``T 1 = 1 - e_0``). The cheapest logits of a row with gap
+``Delta_l`` are ``Delta_l (e_{l-1} - 1/(l+1))`` on its visible entries (the visible
+row mean drops out of the softmax), of squared norm ``Delta_l^2 (1 - 1/(l+1))``,
+so the logit prior costs::
+
+    sum_{l>=1} (1 - 1/(l+1)) Delta_l^2 / (2 sigma_G^2)  =  (L - H_L) Delta^2 / (2 sigma_G^2)
+
+for a uniform gap (``H_L`` the harmonic number), against ``(L - 1) Delta^2 /
+(2 sigma_G^2)`` in the cyclic case. The module treats both geometries with one
+description of the rows (:class:`CopyRows`: competitors per row, extra rows
+without a target, number of targets), so that the cyclic case of
+:mod:`copylib.theory.softmax` is a built-in reference.
+
+Versions (as in :mod:`copylib.theory.softmax`): ``"bayes"`` (readout integrated
+out, the Occam log-determinants kept) and ``"map"`` (readout minimised: the same
+action without the two log-determinant terms).
+
+Functions:
+
+* :func:`copy_rows` -- the row description of a spec (cyclic or causal);
+* :func:`row_copy_weights`, :func:`copy_state_invariants` -- the copy state;
+* :func:`gap_action` -- ``F`` of the uniform-gap family and its first two derivatives;
+* :func:`row_gap_action` -- ``F`` of the per-row family and its gradient;
+* :func:`uniform_gap_minima`, :func:`uniform_gap_transition` -- minima,
+  spinodals and the first-order point ``P3`` of the uniform family;
+* :func:`row_gap_noise` -- logit noise of the rows, for the per-row family
+  averaged over it (the ``"fluct"`` idea of :mod:`copylib.theory.softmax`);
+* :func:`row_gap_minimum` -- a local minimum of the per-row family (L-BFGS-B);
+* :func:`row_gap_branches` -- both branches of the per-row family along ``P``
+  by continuation (hysteresis), their spinodals and ``P3``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq, minimize
+from scipy.special import expit
+
+from ..arguments import as_real_array, check_int, check_positive
+from ..model.network import ModelSpec
+
+__all__ = [
+    "VERSIONS",
+    "CopyRows",
+    "copy_rows",
+    "row_copy_weights",
+    "copy_state_invariants",
+    "gap_action",
+    "row_gap_action",
+    "uniform_gap_minima",
+    "UniformGapTransition",
+    "uniform_gap_transition",
+    "RowGapNoise",
+    "row_gap_noise",
+    "row_gap_minimum",
+    "RowGapBranches",
+    "row_gap_branches",
+]
+
+VERSIONS = ("bayes", "map")
+
+
+@dataclass(frozen=True)
+class CopyRows:
+    """The rows of a softmax copy state, as the plug-in action sees them.
+
+    Attributes
+    ----------
+    competitors : int array ``(n_rows,)``
+        For every row with a copy target, the number of visible positions other
+        than the copy position (``L - 1`` in every cyclic row; ``l`` in causal row ``l``).
+    fixed_alpha : float
+        Contribution to ``alpha_1`` of the rows without a target (causal row 0: ``1``).
+    n_targets : int
+        ``tr T^T T`` (``L`` cyclic, ``L - 1`` otherwise) = ``gamma_2``.
+    L : int
+        Sequence length (``alpha_2 = L``: every softmax row sums to 1).
+    """
+
+    competitors: np.ndarray
+    fixed_alpha: float
+    n_targets: int
+    L: int
+
+    @property
+    def stiffness(self) -> np.ndarray:
+        """Per-row prior stiffness ``1 - 1/(n + 1)`` (times ``1/sigma_G^2``), shape ``(n_rows,)``."""
+        return 1.0 - 1.0 / (self.competitors + 1.0)
+
+
+def _check_spec(spec) -> ModelSpec:
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
+    if spec.kind != "softmax":
+        raise ValueError(f"spec.kind must be 'softmax' for the copy-state theory, got {spec.kind!r}")
+    if not spec.cyclic and not spec.causal:
+        raise ValueError("spec must be cyclic or causal: the non-cyclic task without a mask has no "
+                         "position-independent copy family (row 0 attends to all of a target-less row)")
+    return spec
+
+
+def _check_version(version) -> str:
+    if not isinstance(version, str) or version not in VERSIONS:
+        raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
+    return version
+
+
+def _check_P(P, name: str = "P") -> np.ndarray:
+    P = as_real_array(name, P)
+    if not np.isfinite(P).all() or (P <= 0).any():
+        raise ValueError(f"{name} must be finite and > 0")
+    return P
+
+
+def _check_finite(name: str, x) -> np.ndarray:
+    x = as_real_array(name, x)
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} must contain only finite values")
+    return x
+
+
+def copy_rows(spec: ModelSpec) -> CopyRows:
+    """:class:`CopyRows` of a softmax spec: cyclic (``L`` equal rows) or causal.
+
+    Raises ``ValueError`` for a non-cyclic spec without the causal mask.
+    """
+    spec = _check_spec(spec)
+    L = spec.L
+    if spec.causal:
+        return CopyRows(np.arange(1, L), 1.0, L - 1, L)
+    return CopyRows(np.full(L, L - 1), 0.0, L, L)
+
+
+def row_copy_weights(Delta, spec: ModelSpec) -> np.ndarray:
+    """Copy weights ``c_l = 1/(1 + n_l e^{-Delta_l})`` of the rows with a target.
+
+    Delta : float, array ``(...)`` (one gap for all rows) or ``(..., n_rows)``
+    (one gap per row; ``n_rows = L`` cyclic, ``L - 1`` causal) -- a trailing axis
+    of length ``n_rows`` is read as per-row gaps. Returns ``(..., n_rows)``.
+    """
+    rows = copy_rows(spec)
+    D = _per_row(_check_finite("Delta", Delta), rows)
+    return expit(D - np.log(rows.competitors))
+
+
+def _per_row(D: np.ndarray, rows: CopyRows) -> np.ndarray:
+    n = rows.competitors.size
+    if D.ndim and D.shape[-1] == n:
+        return D
+    return D[..., None] * np.ones(n)
+
+
+def copy_state_invariants(Delta, spec: ModelSpec):
+    """``alpha_1, alpha_2, gamma_1, gamma_2`` of the copy state (gaps as :func:`row_copy_weights`).
+
+    Returns four arrays of the batch shape ``(...)``. They equal
+    ``invariants(A, spec.cyclic)`` of the attention ``softmax`` of the planted
+    logits (tested).
+    """
+    rows = copy_rows(spec)
+    c = row_copy_weights(Delta, spec)
+    a = c**2 + (1 - c) ** 2 / rows.competitors
+    alpha_1 = rows.fixed_alpha + a.sum(-1)
+    gamma_1 = c.sum(-1)
+    ones = np.ones_like(alpha_1)
+    return alpha_1, rows.L * ones, gamma_1, rows.n_targets * ones
+
+
+def _data_coefficients(P, spec, version):
+    V = spec.V
+    eps = V * spec.kappa / P
+    a = V * (V - 1) / 2 if version == "bayes" else 0.0
+    b = P * (V - 1) / (2 * spec.sigma_sq * V)
+    return eps, a, b
+
+
+def _data_action(a1, g1, P, spec, rows, version):
+    """Plug-in data action of a row-stochastic copy state (``alpha_2 = L``, ``gamma_2 = n_T``)."""
+    V, L, nT = spec.V, rows.L, rows.n_targets
+    eps, a, b = _data_coefficients(P, spec, version)
+    occam = a * np.log1p(a1 / eps) + (V / 2 * np.log1p(L / eps) if a else 0.0)
+    return occam - P / (2 * spec.sigma_sq * V) * ((V - 1) * g1**2 / (a1 + eps) + nT**2 / (L + eps))
+
+
+def gap_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", order: int = 0):
+    """Reduced action ``F(Delta; P)`` of the uniform-gap copy family, in nats.
+
+    ``F = S_v(alpha_1(Delta), L, gamma_1(Delta), n_T; P) + k Delta^2 / 2`` with
+    ``k = sum_l (1 - 1/(n_l + 1)) / sigma_G^2`` (``(L-1)/sigma_G^2`` cyclic,
+    ``(L - H_L)/sigma_G^2`` causal) and ``S_v`` the plug-in data action
+    (``"bayes"``) or that without its log-determinants (``"map"``). For a cyclic
+    spec this is :func:`copylib.theory.softmax.reduced_action` (tested).
+
+    Delta, P : broadcastable arrays (``P > 0``); order : 0, 1 or 2.
+    Returns ``F`` (order 0) or the list ``[F, F', F'']`` up to ``order``.
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    if order not in (0, 1, 2):
+        raise ValueError(f"order must be 0, 1 or 2, got {order!r}")
+    Delta = _check_finite("Delta", Delta)
+    P = _check_P(P)
+    out = _gap_parts(Delta, P, spec, copy_rows(spec), version, order)
+    return out[0] if order == 0 else out
+
+
+def _row_sums(Delta, rows, order):
+    """``alpha_1, gamma_1`` of the uniform family and their Delta-derivatives up to ``order``
+    (they do not depend on ``P``): two lists ``[a1, a1', a1'']``, ``[g1, g1', g1'']``."""
+    n = rows.competitors
+    c = expit(np.asarray(Delta, float)[..., None] - np.log(n))
+    oc = 1 - c
+    a1s = [rows.fixed_alpha + (c**2 + oc**2 / n).sum(-1)]
+    g1s = [c.sum(-1)]
+    if order >= 1:
+        c1 = c * oc
+        h = c - oc / n
+        a1s.append((2 * h * c1).sum(-1))
+        g1s.append(c1.sum(-1))
+        if order >= 2:
+            c2 = c1 * (1 - 2 * c)
+            a1s.append((2 * (1 + 1 / n) * c1**2 + 2 * h * c2).sum(-1))
+            g1s.append(c2.sum(-1))
+    return a1s, g1s
+
+
+def _gap_parts(Delta, P, spec, rows, version, order, sums=None):
+    """``[F, F', F'']`` up to ``order``; ``sums`` = :func:`_row_sums` at ``Delta`` if precomputed."""
+    Delta, P = np.broadcast_arrays(np.asarray(Delta, float), np.asarray(P, float))
+    a1s, g1s = _row_sums(Delta, rows, order) if sums is None else sums
+    a1, g1 = a1s[0], g1s[0]
+    k = rows.stiffness.sum() / spec.sigma_G**2
+    out = [_data_action(a1, g1, P, spec, rows, version) + k * Delta**2 / 2]
+    if order >= 1:
+        eps, a, b = _data_coefficients(P, spec, version)
+        x = a1 + eps
+        a1p, g1p = a1s[1], g1s[1]
+        S_a = a / x + b * g1**2 / x**2
+        S_g = -2 * b * g1 / x
+        out.append(S_a * a1p + S_g * g1p + k * Delta)
+        if order >= 2:
+            a1pp, g1pp = a1s[2], g1s[2]
+            S_aa = -a / x**2 - 2 * b * g1**2 / x**3
+            S_ag = 2 * b * g1 / x**2
+            S_gg = -2 * b / x
+            out.append(S_aa * a1p**2 + 2 * S_ag * a1p * g1p + S_gg * g1p**2 + S_a * a1pp + S_g * g1pp + k)
+    return out
+
+
+@dataclass(frozen=True)
+class RowGapNoise:
+    """Fixed draws of logit noise for every row with a target (see :func:`row_gap_noise`).
+
+    A row with gap ``Delta`` on its copy position and noise ``eta`` on its visible
+    logits has copy weight ``sigmoid(Delta - shift)`` and squared norm
+    ``c^2 + rho (1 - c)^2``, with ``shift = ln sum_{j != copy} e^{eta_j} - eta_copy`` and
+    ``rho = sum_{j != copy} e^{2 eta_j} / (sum_{j != copy} e^{eta_j})^2``: two numbers per
+    draw describe the row at every ``Delta``. Without noise ``shift = ln n`` and
+    ``rho = 1/n`` (``n`` competitors).
+
+    Attributes
+    ----------
+    shift, rho : arrays ``(n_rows, n_draws)``
+    std : float
+        The noise scale ``tau`` of the logits.
+    """
+
+    shift: np.ndarray
+    rho: np.ndarray
+    std: float
+
+    def __post_init__(self):
+        shift = np.asarray(self.shift, dtype=np.float64)
+        rho = np.asarray(self.rho, dtype=np.float64)
+        if shift.ndim != 2 or shift.shape != rho.shape or shift.size == 0:
+            raise ValueError("RowGapNoise.shift and RowGapNoise.rho must be non-empty 2-d arrays of equal shape")
+        if not (np.isfinite(shift).all() and np.isfinite(rho).all()) or (rho <= 0).any() or (rho > 1).any():
+            raise ValueError("RowGapNoise.shift must be finite and RowGapNoise.rho in (0, 1]")
+        object.__setattr__(self, "shift", shift)
+        object.__setattr__(self, "rho", rho)
+        object.__setattr__(self, "std", check_positive("std", self.std, allow_zero=True))
+
+
+def row_gap_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 1024, std=None) -> RowGapNoise:
+    """Draw the logit noise of the rows (the ``"fluct"`` idea of :mod:`copylib.theory.softmax`, per row).
+
+    Under the prior every logit direction other than the copy mode ``U``
+    (:func:`copylib.analysis.softmax.planted_logits` with ``Delta = 1``), whose
+    amplitude is the gap, is ``N(0, tau^2)``. Row ``l``'s visible logits get
+    ``eta = tau (xi - beta_l (xi . u_l) u_l)``, ``xi ~ N(0, I)``, with ``u_l`` the
+    unit vector along the row's part of ``U`` and ``beta_l = 1 - sqrt(1 - w_l)``,
+    ``w_l = |U_l|^2 / |U|^2`` the row's share of the mode: covariance
+    ``tau^2 (I - w_l u_l u_l^T)``, the exact one-row marginal with the mode
+    projected out. ``tau = sigma_G`` (prior level) by default; the hidden logits
+    do not matter.
+
+    spec : softmax ModelSpec (cyclic or causal); rng : numpy Generator;
+    n_draws : int >= 1; std : float >= 0, optional.
+    """
+    rows = copy_rows(spec)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    n_draws = check_int("n_draws", n_draws, 1)
+    tau = spec.sigma_G if std is None else check_positive("std", std, allow_zero=True)
+    share = rows.stiffness / rows.stiffness.sum()
+    shift = np.empty((rows.competitors.size, n_draws))
+    rho = np.empty_like(shift)
+    for i, (n, w) in enumerate(zip(rows.competitors.tolist(), share.tolist())):
+        xi = rng.standard_normal((n_draws, n + 1))  # column 0: the copy position
+        u = np.full(n + 1, -1.0 / (n + 1))
+        u[0] += 1.0
+        u /= np.linalg.norm(u)
+        eta = tau * (xi - (1 - math.sqrt(1 - w)) * (xi @ u)[:, None] * u)
+        rest = eta[:, 1:]
+        top = rest.max(axis=1, keepdims=True)
+        e = np.exp(rest - top)
+        shift[i] = np.log(e.sum(1)) + top[:, 0] - eta[:, 0]
+        rho[i] = (e**2).sum(1) / e.sum(1) ** 2
+    return RowGapNoise(shift, rho, tau)
+
+
+def _noise_for(noise, rows) -> tuple:
+    """``(shift, rho)`` of shape ``(n_rows, n_draws)``: the given noise, or the noise-free rows."""
+    if noise is None:
+        n = rows.competitors.astype(float)
+        return np.log(n)[:, None], (1.0 / n)[:, None]
+    if not isinstance(noise, RowGapNoise):
+        raise TypeError(f"noise must be a RowGapNoise (row_gap_noise) or None, got {type(noise).__name__}")
+    if noise.shift.shape[0] != rows.competitors.size:
+        raise ValueError(f"noise was drawn for {noise.shift.shape[0]} rows, the spec has {rows.competitors.size}")
+    return noise.shift, noise.rho
+
+
+def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "bayes", noise: RowGapNoise | None = None):
+    """Reduced action of the per-row copy family and its gradient.
+
+    ``F(Delta_1, ..., Delta_n) = S_v(alpha_1, L, gamma_1, n_T; P)
+    + sum_l (1 - 1/(n_l + 1)) Delta_l^2 / (2 sigma_G^2)``: each row with a target
+    has its own gap. The rows couple only through ``alpha_1`` and ``gamma_1``.
+    With ``noise`` (:func:`row_gap_noise`) the invariants are averaged over the
+    noisy rows first ("mean field in the rest", as ``version="fluct"`` of
+    :mod:`copylib.theory.softmax`).
+
+    Delta : ``(..., n_rows)``; P : float > 0. Returns ``(F (...), dF/dDelta (..., n_rows))``.
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    rows = copy_rows(spec)
+    D = _check_finite("Delta", Delta)
+    if D.ndim == 0 or D.shape[-1] != rows.competitors.size:
+        raise ValueError(f"Delta must have shape (..., {rows.competitors.size}) (one gap per row with a target), "
+                         f"got {D.shape}")
+    P = float(_check_P(P))
+    return _row_parts(D, P, spec, rows, version, _noise_for(noise, rows))
+
+
+def _row_weights(D, shift, rho):
+    """Noise-averaged ``c_l``, ``|A_l|^2`` and their derivatives in ``Delta_l``, each ``(..., n_rows)``."""
+    c = expit(D[..., None] - shift)
+    oc = 1 - c
+    c1 = c * oc
+    return c.mean(-1), (c**2 + rho * oc**2).mean(-1), c1.mean(-1), (2 * (c - rho * oc) * c1).mean(-1)
+
+
+def _row_parts(D, P, spec, rows, version, shift_rho):
+    c, a, dc, da = _row_weights(D, *shift_rho)
+    a1 = rows.fixed_alpha + a.sum(-1)
+    g1 = c.sum(-1)
+    kl = rows.stiffness / spec.sigma_G**2
+    F = _data_action(a1, g1, P, spec, rows, version) + (kl * D**2).sum(-1) / 2
+    eps, a_, b = _data_coefficients(P, spec, version)
+    x = a1 + eps
+    S_a = a_ / x + b * g1**2 / x**2
+    S_g = -2 * b * g1 / x
+    grad = S_a[..., None] * da + S_g[..., None] * dc + kl * D
+    return F, grad
+
+
+# --------------------------------------------------------------------------
+# the uniform family: minima, spinodals, P3
+# --------------------------------------------------------------------------
+
+_DELTA_MAX = 20.0
+_N_GRID = 4001
+
+
+class _Grid:
+    """A uniform Delta grid on ``[0, 20]`` with the P-independent row sums precomputed."""
+
+    def __init__(self, rows):
+        self.x = np.linspace(0, _DELTA_MAX, _N_GRID)
+        self.sums = _row_sums(self.x, rows, 2)
+
+    def parts(self, P, spec, rows, version, order):
+        sums = ([t for t in self.sums[0][:order + 1]], [t for t in self.sums[1][:order + 1]])
+        return _gap_parts(self.x, P, spec, rows, version, order, sums)
+
+
+def _minima(P, spec, rows, version, grid):
+    x = grid.x
+    _, Fp = grid.parts(P, spec, rows, version, 1)
+    out = []
+    if Fp[0] >= 0:
+        out.append(0.0)
+    for i in np.flatnonzero((Fp[:-1] < 0) & (Fp[1:] >= 0)):
+        out.append(brentq(lambda d: float(_gap_parts(d, P, spec, rows, version, 1)[1]), x[i], x[i + 1],
+                          xtol=1e-13))
+    D = np.asarray(out)
+    F = _gap_parts(D, P, spec, rows, version, 0)[0] if D.size else np.empty(0)
+    return D, np.atleast_1d(F)
+
+
+def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "bayes"):
+    """All local minima of :func:`gap_action` over ``Delta in [0, 20]``.
+
+    Sign changes of ``F'`` on a grid of 4001 points, refined by brentq. Returns
+    ``(Delta, F)``, arrays sorted by ``Delta``.
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    P = float(_check_P(P))
+    rows = copy_rows(spec)
+    return _minima(P, spec, rows, version, _Grid(rows))
+
+
+@dataclass(frozen=True)
+class UniformGapTransition:
+    """First-order point of the uniform-gap family (see :func:`uniform_gap_transition`).
+
+    * P3 : equal action of the two minima.
+    * P_lower, P_upper : spinodals (copy minimum born; pooling minimum gone).
+    * Delta : ``(pooling, copy)`` gaps at ``P3``.
+    * copy_weight : ``(pooling, copy)`` mean copy weight over the rows with a target at ``P3``.
+    """
+
+    P3: float
+    P_lower: float
+    P_upper: float
+    Delta: tuple
+    copy_weight: tuple
+
+
+def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(10.0, 1e5),
+                           n_scan: int = 300) -> UniformGapTransition:
+    """Spinodals and ``P3`` of the uniform-gap family.
+
+    Two minima coexist exactly when ``F'`` has a local maximum above zero followed
+    by a local minimum below zero (the zeros of ``F''``, refined by brentq). A
+    geometric scan of ``n_scan`` sample sizes in ``P_range`` brackets the
+    interval where this holds; its ends are refined by bisection (relative
+    ``1e-9``), and ``P3`` by brentq on
+    ``F_copy - F_pool`` between them. Raises ``ValueError`` if no coexistence is
+    found (a continuous crossover).
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    lo, hi = (float(x) for x in P_range)
+    if not (0 < lo < hi and math.isfinite(hi)):
+        raise ValueError(f"P_range must satisfy 0 < P_min < P_max, got {P_range!r}")
+    n_scan = check_int("n_scan", n_scan, 3)
+    rows = copy_rows(spec)
+    grid = _Grid(rows)
+    x = grid.x
+
+    def coexist(P):
+        """Two minima exactly when F' has a local max above 0 followed by a local min below 0."""
+        F2 = grid.parts(P, spec, rows, version, 2)[2]
+        down = np.flatnonzero((F2[:-1] > 0) & (F2[1:] <= 0))
+        if down.size == 0:
+            return False
+        up = np.flatnonzero((F2[:-1] < 0) & (F2[1:] >= 0))
+        up = up[up > down[0]]
+        if up.size == 0:
+            return False
+
+        def f2(d):
+            return float(_gap_parts(d, P, spec, rows, version, 2)[2])
+
+        def f1(d):
+            return float(_gap_parts(d, P, spec, rows, version, 1)[1])
+
+        hump = brentq(f2, x[down[0]], x[down[0] + 1], xtol=1e-14)
+        dip = brentq(f2, x[up[0]], x[up[0] + 1], xtol=1e-14)
+        return f1(hump) > 0 > f1(dip)
+
+    Ps = np.geomspace(lo, hi, n_scan)
+    two = np.array([coexist(P) for P in Ps])
+    if not two.any():
+        raise ValueError(f"no coexistence of two minima for P in {P_range}: no first-order jump of the uniform gap")
+    i0, i1 = np.flatnonzero(two)[[0, -1]]
+    if i0 == 0 or i1 == n_scan - 1:
+        raise ValueError(f"the coexistence region touches the end of P_range = {P_range}; widen it")
+
+    def bisect(a, b, inside_at_b):
+        while b - a > 1e-9 * b:
+            m = 0.5 * (a + b)
+            if coexist(m) == inside_at_b:
+                b = m
+            else:
+                a = m
+        return 0.5 * (a + b)
+
+    P_lower = bisect(Ps[i0 - 1], Ps[i0], True)
+    P_upper = bisect(Ps[i1], Ps[i1 + 1], False)
+
+    def diff(P):
+        _, F = _minima(P, spec, rows, version, grid)
+        return F[-1] - F[0]
+
+    w = P_upper - P_lower
+    P3 = brentq(diff, P_lower + 1e-3 * w, P_upper - 1e-3 * w, xtol=1e-10 * P_upper)
+    D, _ = _minima(P3, spec, rows, version, grid)
+    Ds = (float(D[0]), float(D[-1]))
+    c = row_copy_weights(np.array(Ds), spec).mean(-1)
+    return UniformGapTransition(P3=P3, P_lower=P_lower, P_upper=P_upper, Delta=Ds,
+                                copy_weight=(float(c[0]), float(c[1])))
+
+
+# --------------------------------------------------------------------------
+# the per-row family
+# --------------------------------------------------------------------------
+
+
+def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "bayes",
+                    noise: RowGapNoise | None = None):
+    """A local minimum of :func:`row_gap_action` reached from ``start`` (L-BFGS-B, gaps in ``[0, 30]``).
+
+    start : float (one gap for all rows) or ``(n_rows,)``; noise : see :func:`row_gap_action`.
+    Returns ``(Delta (n_rows,), F)``.
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    rows = copy_rows(spec)
+    P = float(_check_P(P))
+    x0 = _per_row(_check_finite("start", start), rows).astype(float)
+    if x0.shape != rows.competitors.shape:
+        raise ValueError(f"start must be a float or have shape ({rows.competitors.size},), got {x0.shape}")
+    return _row_min(P, spec, rows, version, x0, _noise_for(noise, rows))
+
+
+def _row_min(P, spec, rows, version, x0, shift_rho):
+    res = minimize(lambda d: _row_parts(d, P, spec, rows, version, shift_rho), np.clip(x0, 0, 30), jac=True,
+                   method="L-BFGS-B", bounds=[(0.0, 30.0)] * x0.size,
+                   options=dict(ftol=1e-15, gtol=1e-10, maxiter=20000, maxcor=30))
+    return res.x, float(res.fun)
+
+
+@dataclass(frozen=True)
+class RowGapBranches:
+    """Both branches of the per-row family along a grid of ``P`` (see :func:`row_gap_branches`).
+
+    * P : ``(n_P,)``
+    * Delta_pool, Delta_copy : ``(n_P, n_rows)`` gaps of the branch followed upwards
+      from pooling and downwards from the copy state.
+    * F_pool, F_copy : ``(n_P,)`` their actions.
+    * c_pool, c_copy : ``(n_P, n_rows)`` their per-row copy weights.
+    * coexist : ``(n_P,)`` the two branches are distinct minima (their mean copy
+      weights differ by more than ``tol``).
+    * P3 : where ``F_copy - F_pool`` changes sign on the coexistence grid
+      (linear interpolation), ``nan`` if they never coexist.
+    """
+
+    P: np.ndarray
+    Delta_pool: np.ndarray
+    Delta_copy: np.ndarray
+    F_pool: np.ndarray
+    F_copy: np.ndarray
+    c_pool: np.ndarray
+    c_copy: np.ndarray
+    coexist: np.ndarray
+    P3: float
+
+
+def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "bayes", copy_start: float = 5.0,
+                     tol: float = 1e-3, noise: RowGapNoise | None = None) -> RowGapBranches:
+    """Follow the minima of the per-row family up and down a grid of ``P`` (continuation).
+
+    The pooling branch starts at ``Delta = 0`` at the smallest ``P`` and each
+    later minimisation starts from the previous minimum; the copy branch starts at
+    ``Delta = copy_start`` in every row at the largest ``P`` and is followed
+    downwards. Where a branch's minimum disappears (a spinodal) the continuation
+    falls onto the other branch; ``coexist`` marks the sizes where they differ.
+
+    P_grid : increasing 1-d array of ``P > 0``. With ``noise`` (:func:`row_gap_noise`)
+    the action is that of :func:`row_gap_action` with noise, and ``c_pool``, ``c_copy``
+    are the noise-averaged copy weights.
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    P_grid = _check_P(P_grid, "P_grid")
+    if P_grid.ndim != 1 or P_grid.size < 2 or not (np.diff(P_grid) > 0).all():
+        raise ValueError("P_grid must be an increasing 1-d array of at least 2 sizes")
+    rows = copy_rows(spec)
+    shift_rho = _noise_for(noise, rows)
+    n = rows.competitors.size
+    Dp, Dc = np.empty((P_grid.size, n)), np.empty((P_grid.size, n))
+    Fp, Fc = np.empty(P_grid.size), np.empty(P_grid.size)
+    x = np.zeros(n)
+    for i, P in enumerate(P_grid):
+        x, Fp[i] = _row_min(float(P), spec, rows, version, x, shift_rho)
+        Dp[i] = x
+    x = np.full(n, float(copy_start))
+    for i in range(P_grid.size - 1, -1, -1):
+        x, Fc[i] = _row_min(float(P_grid[i]), spec, rows, version, x, shift_rho)
+        Dc[i] = x
+    cp = _row_weights(Dp, *shift_rho)[0]
+    cc = _row_weights(Dc, *shift_rho)[0]
+    coexist = np.abs(cc.mean(-1) - cp.mean(-1)) > tol
+    P3 = math.nan
+    idx = np.flatnonzero(coexist)
+    if idx.size >= 2:
+        d = (Fc - Fp)[idx]
+        s = np.flatnonzero(np.sign(d[:-1]) * np.sign(d[1:]) < 0)
+        if s.size:
+            i, j = idx[s[0]], idx[s[0] + 1]
+            P3 = float(P_grid[i] - d[s[0]] * (P_grid[j] - P_grid[i]) / (d[s[0] + 1] - d[s[0]]))
+    return RowGapBranches(P=P_grid.copy(), Delta_pool=Dp, Delta_copy=Dc, F_pool=Fp, F_copy=Fc, c_pool=cp,
+                          c_copy=cc, coexist=coexist, P3=P3)

@@ -1,0 +1,137 @@
+"""Property tests of copylib.analysis.scaling."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import copylib as cl
+from copylib.analysis import scaling as sc
+from props_helpers import bad_positive, budget, covers, raises_naming
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+@covers(sc.fit_power_law, sc.PowerLawFit)
+@budget(30)
+@given(n=st.integers(4, 30), k=st.integers(1, 3), seed=seeds)
+def test_fit_power_law_valid(n, k, seed):
+    rng = np.random.default_rng(seed)
+    xs = {f"x{i}": rng.uniform(0.5, 50, size=n) for i in range(k)}
+    if n <= k + 1:
+        with raises_naming("y"):
+            sc.fit_power_law(rng.uniform(1, 2, size=n), **xs)
+        return
+    b = rng.normal(size=k)
+    y = np.exp(0.3 + sum(bi * np.log(x) for bi, x in zip(b, xs.values())) + 0.01 * rng.normal(size=n))
+    f = sc.fit_power_law(y, **xs)
+    assert f.coef.shape == f.se.shape == (k + 1,) and f.n == n
+    assert np.isfinite(f.coef).all() and (f.se >= 0).all() and f.residual_rms >= 0
+    assert f.se_jackknife.shape == (k + 1,) and f.dof == n - k - 1
+    for name in xs:
+        lo, hi = f.interval(name, 0.9)
+        wide_lo, wide_hi = f.interval(name, 0.99)
+        assert wide_lo <= lo <= f.exponent(name)[0] <= hi <= wide_hi
+    # a rescaled y only moves the constant
+    g = sc.fit_power_law(7.0 * y, **xs)
+    assert np.allclose(g.coef[1:], f.coef[1:], atol=1e-8) and g.coef[0] == pytest.approx(f.coef[0] + math.log(7.0))
+
+
+@covers(sc.fit_power_law)
+@budget(20)
+@given(bad=st.sampled_from([[1.0, math.nan, 2.0, 3.0], [1.0, 0.0, 2.0, 3.0], "abc", [[1.0, 2.0]]]))
+def test_fit_power_law_invalid(bad):
+    with raises_naming("y"):
+        sc.fit_power_law(bad, x=[1.0, 2.0, 3.0, 4.0])
+    with raises_naming("x"):
+        sc.fit_power_law([1.0, 2.0, 3.0, 4.0], x=bad)
+
+
+@covers(sc.PowerLawFit)
+@budget(20)
+@given(bad=st.one_of(bad_positive(), st.sampled_from([1.0, 1.5])))
+def test_power_law_interval_invalid(bad):
+    f = sc.fit_power_law([1.0, 2.1, 3.9, 8.2], x=[1.0, 2.0, 3.0, 4.0])
+    with raises_naming("level"):
+        f.interval("x", bad)
+
+
+@covers(sc.critical_sample_sizes, sc.ThresholdTable)
+@budget(4)
+@given(L=st.integers(3, 12), V=st.integers(2, 6))
+def test_critical_sample_sizes_valid(L, V):
+    names = ["P1_mean_field", "P1_map", "P1_leading", "P2_analytic_mean_field", "P3_leading"]
+    if V >= L:
+        with raises_naming("V_values"):
+            sc.critical_sample_sizes([L], [V], names)
+        return
+    t = sc.critical_sample_sizes([L], [V], names)
+    assert t.L.tolist() == [L] and t.V.tolist() == [V]
+    for n in names:
+        v = t.values[n]
+        assert v.shape == (1,) and (np.isfinite(v) == t.exists[n]).all()
+        assert (v[t.exists[n]] > 0).all()
+    assert t.exists["P1_mean_field"].all() and t.exists["P2_analytic_mean_field"].all()
+
+
+@covers(sc.critical_sample_sizes)
+@budget(20)
+@given(which=st.sampled_from(["L_values", "V_values", "names"]),
+       bad=st.sampled_from([[], [2.5], [math.nan], "x", [[3]], [-4], [1]]))
+def test_critical_sample_sizes_invalid(which, bad):
+    args = dict(L_values=[8], V_values=[2], names=["P1_leading"])
+    args[which] = bad if which != "names" else ["P1_nope"]
+    with raises_naming(which):
+        sc.critical_sample_sizes(**args)
+
+
+@covers(sc.posterior_crossover)
+@budget(15)
+@given(which=st.sampled_from(["share", "rtol", "P_bracket"]), data=st.data())
+def test_posterior_crossover_invalid(which, data):
+    spec = cl.ModelSpec(L=8, V=2, kind="linear")
+    args = dict(share=0.5, rtol=1e-2, P_bracket=(5.0, 1e5))
+    if which == "P_bracket":
+        args[which] = data.draw(st.sampled_from([(10.0, 5.0), (0.0, 5.0), (math.nan, 5.0), (5.0, math.inf)]))
+    elif which == "share":
+        args[which] = data.draw(st.one_of(bad_positive(), st.sampled_from([1.0, 2.0])))
+    else:
+        args[which] = data.draw(bad_positive())
+    with raises_naming(which):
+        sc.posterior_crossover(spec, **args)
+
+
+from copylib.analysis import predictability as pr  # noqa: E402
+
+
+@covers(pr.power_law_forecast, pr.Forecast)
+@budget(30)
+@given(n=st.integers(2, 8), k=st.floats(-2, 3), target=st.floats(1e-3, 1e3), seed=seeds)
+def test_power_law_forecast_valid(n, k, target, seed):
+    rng = np.random.default_rng(seed)
+    P = np.cumsum(rng.uniform(0.5, 5, size=n))
+    y = 0.1 * P**k * np.exp(0.01 * rng.normal(size=n))
+    f = pr.power_law_forecast(P, y, target)
+    assert math.isfinite(f.exponent) and f.prefactor > 0
+    if f.exponent > 0 and 1e-300 < f.P_forecast < 1e300:
+        # the fitted law reaches the target at the forecast (a nearly flat fit puts it beyond floats)
+        assert f.prefactor * f.P_forecast**f.exponent == pytest.approx(target, rel=1e-6)
+    elif f.exponent <= 0:
+        assert f.P_forecast == math.inf
+
+
+@covers(pr.power_law_forecast)
+@budget(20)
+@given(which=st.sampled_from(["P", "y", "target"]), data=st.data())
+def test_power_law_forecast_invalid(which, data):
+    args = dict(P=[1.0, 2.0, 3.0], y=[0.1, 0.2, 0.3], target=1.0)
+    if which == "target":
+        args[which] = data.draw(bad_positive())
+    else:
+        args[which] = data.draw(st.sampled_from([[1.0, math.nan, 3.0], [1.0, -2.0, 3.0], "abc", [1.0], [[1.0, 2.0, 3.0]]]))
+    with raises_naming(which):
+        pr.power_law_forecast(**args)

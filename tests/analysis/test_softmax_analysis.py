@@ -1,0 +1,153 @@
+"""Tests of copylib.analysis.softmax (planted copy states, Adam from a given start)."""
+
+import numpy as np
+import pytest
+import torch
+
+import copylib as cl
+from copylib.analysis import softmax as sx
+from copylib.posterior.evidence import optimal_readout
+from copylib.posterior.order_parameters import copy_attention, copy_weight
+
+
+@pytest.fixture
+def spec():
+    return cl.ModelSpec(L=8, V=3, kind="softmax")
+
+
+def test_planted_logits_give_copy_attention_with_minimal_norm():
+    L = 8
+    Delta = np.array([0.0, 1.3, -0.4])
+    g = sx.planted_logits(Delta, L)
+    assert g.shape == (3, L, L)
+    np.testing.assert_allclose(cl.attention(g, "softmax"), copy_attention(Delta, L), atol=1e-14)
+    np.testing.assert_allclose((g**2).sum((-1, -2)), (L - 1) * Delta**2, rtol=1e-12)
+    np.testing.assert_allclose(g.sum(-1), 0.0, atol=1e-13)  # row means removed
+
+
+def test_planted_init_uses_ridge_readout(spec):
+    C = cl.nested_cooccurrence([40, 80], spec, np.random.default_rng(0))
+    init = sx.planted_init([0.0, 2.0], C, spec)
+    assert init["g"].shape == (2, 8, 8) and init["b"].shape == (2,) and init["W"].shape == (2, 3, 3)
+    A = cl.attention(cl.attention_logits(init["g"], init["b"]), "softmax")
+    np.testing.assert_allclose(init["W"], optimal_readout(A, C, spec), rtol=1e-12)
+    np.testing.assert_allclose(copy_weight(A), copy_attention(np.array([0.0, 2.0]), 8)[:, 1, 0], rtol=1e-12)
+    with pytest.raises(ValueError):
+        sx.planted_init(1.0, C[0], spec)
+
+
+def test_train_map_with_given_init_matches_its_random_start(spec):
+    """Given the initial state train_map would draw, train_map(init=...) reproduces the run exactly."""
+    C = np.repeat(cl.nested_cooccurrence([60], spec, np.random.default_rng(1)), 2, axis=0)
+    ref = cl.train_map(C, spec, torch.Generator().manual_seed(3), init_scale=0.5, n_steps=50, n_records=5)
+    gen = torch.Generator().manual_seed(3)
+    g = 0.5 * torch.randn(2, 8, 8, generator=gen, dtype=torch.float64)
+    b = 0.5 * torch.randn(2, generator=gen, dtype=torch.float64)
+    W = 0.1 * spec.omega**0.5 * torch.randn(2, 3, 3, generator=gen, dtype=torch.float64)
+    out = cl.train_map(C, spec, init={"g": g.numpy(), "b": b.numpy(), "W": W.numpy()}, n_steps=50, n_records=5)
+    np.testing.assert_allclose(out.objective, ref.objective, rtol=1e-12)
+    np.testing.assert_allclose(out.test_loss, ref.test_loss, rtol=1e-12)
+    np.testing.assert_array_equal(out.steps, ref.steps)
+
+
+def test_train_map_validates_init(spec):
+    C = cl.nested_cooccurrence([30], spec, np.random.default_rng(2))
+    init = sx.planted_init(1.0, C, spec)
+    with pytest.raises(ValueError, match="init"):
+        cl.train_map(C, spec, init={"g": init["g"], "b": init["b"]})
+    with pytest.raises(ValueError, match="init"):
+        cl.train_map(C, spec, init={**init, "g": init["g"][:, :4]})
+    with pytest.raises(TypeError, match="generator"):
+        cl.train_map(C, spec)
+
+
+def test_interpolate_crossing_and_state_fraction():
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    assert sx.interpolate_crossing(x, [2.0, 1.0, -1.0, -3.0]) == pytest.approx(1.5)
+    assert np.isnan(sx.interpolate_crossing(x, [1.0, 2.0, 3.0, 4.0]))
+    assert sx.interpolate_crossing(x, [1.0, 0.0, 1.0, 2.0]) == 1.0
+    np.testing.assert_allclose(sx.state_fraction(np.array([[0.0, 0.2, 0.3, 0.05]]), 0.1), [0.5])
+
+
+def test_basin_mean_groups_equal_concatenated_chains():
+    """Leaving out a group of chains is leaving out their concatenation; one chain per group is the default."""
+    rng = np.random.default_rng(5)
+    x, c = rng.normal(size=(6, 40)), rng.uniform(0, 0.3, size=(6, 40))
+    groups = np.array([0, 0, 1, 1, 2, 2])
+    mean, se, loo = sx.basin_mean(x, c, 0.1, 0.25, groups=groups, return_replicates=True)
+    joined = lambda a: a.reshape(3, 80)  # noqa: E731 -- chains of a group end to end
+    assert (mean, se) == pytest.approx(sx.basin_mean(joined(x), joined(c), 0.1, 0.25), rel=1e-13)
+    inside = (c >= 0.1) & (c < 0.25)
+    for g in range(3):
+        keep = groups != g
+        assert loo[g] == pytest.approx(x[keep][inside[keep]].mean(), rel=1e-13)
+    assert sx.basin_mean(x, c, groups=np.arange(6)) == sx.basin_mean(x, c)
+    with pytest.raises(ValueError, match="groups"):
+        sx.basin_mean(x, c, groups=np.zeros(6, int))
+    with pytest.raises(ValueError, match="groups"):
+        sx.basin_mean(x, c, groups=np.arange(5))
+
+
+def test_basin_mean_jackknife_is_the_standard_error_of_equal_groups():
+    """For the plain mean of equally long groups the jackknife error is sd(group means) / sqrt(G), exactly."""
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(8, 30)) + rng.normal(size=(8, 1))  # a group (data-set) effect
+    groups = np.repeat(np.arange(4), 2)
+    _, se = sx.basin_mean(x, np.zeros_like(x), groups=groups)
+    group_means = x.reshape(4, 60).mean(1)
+    assert se == pytest.approx(group_means.std(ddof=1) / 2, rel=1e-12)
+
+
+def test_grouped_rhat_is_arviz_rank_rhat_for_one_group_and_ignores_group_offsets():
+    import arviz as az
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(4, 3, 101))
+    x[1, 2] += 0.4
+    for d in range(4):
+        assert sx.grouped_rhat(x[d:d + 1]) == pytest.approx(float(az.rhat(x[d], method="rank")), rel=1e-12)
+    # different targets per group: shifting or rescaling a group changes nothing (ranks within groups)
+    y = x * np.array([1.0, 5.0, 0.1, 2.0])[:, None, None] + np.array([0.0, 100.0, -3.0, 7.0])[:, None, None]
+    assert sx.grouped_rhat(y) == pytest.approx(sx.grouped_rhat(x), rel=1e-12)
+    # pooling over identical groups gives the one-group value
+    assert sx.grouped_rhat(np.stack([x[0]] * 3)) == pytest.approx(sx.grouped_rhat(x[:1]), rel=1e-12)
+    # whereas ArviZ over all chains of different targets flags the offsets
+    assert float(az.rhat(y.reshape(12, -1), method="rank")) > 1.5
+
+
+def test_grouped_rhat_flags_a_stuck_chain_and_passes_mixed_ones():
+    rng = np.random.default_rng(8)
+    mixed = rng.normal(size=(8, 2, 2000)) + rng.normal(size=(8, 1, 1)) * 3  # independent draws, group offsets
+    assert sx.grouped_rhat(mixed) < 1.01
+    stuck = mixed.copy()
+    stuck[3, 1] = 4.0 + 0.3 * rng.normal(size=2000)  # one chain of one data set in another mode
+    assert sx.grouped_rhat(stuck[3:4]) > 1.3  # that data set on its own
+    # pooled over 8 data sets the one stuck pair is diluted (B and W are averages over groups)
+    assert sx.grouped_rhat(mixed) + 0.02 < sx.grouped_rhat(stuck) < 1.1
+    with pytest.raises(ValueError, match="x"):
+        sx.grouped_rhat(mixed[0])
+
+
+def test_z2_range_matches_chi2_and_covers_correlated_z():
+    from copylib.inference.diagnostics import z_calibration
+
+    nu, lo, hi = sx.z2_range(np.eye(12))
+    cal = z_calibration(np.ones(12))
+    assert nu == 12 and (lo, hi) == pytest.approx((cal.lo, cal.hi), rel=1e-12)
+    assert sx.z2_range(np.ones((5, 5)))[0] == pytest.approx(1.0)
+    # blocks of three strongly correlated z (like c, alpha_1 and the loss of one basin): coverage of the range
+    block = np.full((3, 3), 0.9) + 0.1 * np.eye(3)
+    corr = np.kron(np.eye(6), block)
+    nu, lo, hi = sx.z2_range(corr)
+    assert 6 < nu < 8
+    z = np.random.default_rng(9).multivariate_normal(np.zeros(18), corr, size=40_000)
+    m = (z**2).mean(1)
+    inside = ((m >= lo) & (m <= hi)).mean()
+    assert abs(inside - 0.95) < 0.02  # Satterthwaite is an approximation; 0.95 for chi2 blocks exactly
+    naive = z_calibration(np.ones(18))
+    assert ((m >= naive.lo) & (m <= naive.hi)).mean() < 0.85  # the independent-z range is far too narrow
+    for bad in (np.ones((2, 3)), np.array([[1.0, 2.0], [2.0, 1.0]]), np.array([[2.0, 0.0], [0.0, 1.0]])):
+        with pytest.raises(ValueError, match="corr"):
+            sx.z2_range(bad)
+    with pytest.raises(ValueError, match="level"):
+        sx.z2_range(np.eye(2), level=1.0)

@@ -1,0 +1,126 @@
+"""Launch buttons open the right files; Binder, Colab and vendored files stay in sync."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+REPO = CONFIG["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
+BRANCH = CONFIG["repository"]["branch"]
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+notebooks = _load("copyhead_notebooks", ROOT / "_ext" / "notebooks.py")
+launch = _load("copyhead_launch", ROOT / "_ext" / "copyhead_launch.py")
+CHAPTERS = notebooks.chapters()
+
+
+def _links(html: str, prefix: str) -> list[str]:
+    return [u.replace("&amp;", "&") for u in re.findall(rf'href="({re.escape(prefix)}[^"]+)"', html)]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_launch_buttons_point_at_existing_files(built_site, chapter):
+    page = (built_site / "book" / f"{chapter.stem}.html").read_text(encoding="utf-8")
+    binder = _links(page, "https://mybinder.org/")
+    colab = _links(page, launch.COLAB)
+    assert len(set(binder)) == 1 and len(set(colab)) == 1, (binder, colab)
+    b = re.fullmatch(rf"https://mybinder\.org/v2/gh/{REPO}/{BRANCH}\?urlpath=lab/tree/(.+)", binder[0])
+    assert b, binder[0]
+    assert b.group(1) == f"book/{chapter.stem}.md" and (ROOT / b.group(1)).is_file()
+    c = re.fullmatch(rf"{re.escape(launch.COLAB)}/{REPO}/blob/{BRANCH}/(.+)", colab[0])
+    assert c, colab[0]
+    assert c.group(1) == f"notebooks/{chapter.stem}.ipynb" and (ROOT / c.group(1)).is_file()
+
+
+def test_colab_notebooks_are_up_to_date():
+    stale = [c.stem for c in CHAPTERS
+             if (ROOT / "notebooks" / f"{c.stem}.ipynb").read_text(encoding="utf-8")
+             != notebooks.colab_notebook(c)]
+    assert not stale, f"regenerate with `python _ext/notebooks.py`: {stale}"
+
+
+def test_colab_notebook_is_the_chapter_plus_one_setup_cell():
+    import jupytext
+
+    chapter = ROOT / "book" / "copy_task.md"
+    md = jupytext.read(chapter, fmt="md:myst")
+    nb = jupytext.read(ROOT / "notebooks" / "copy_task.ipynb")
+    assert "google.colab" in nb.cells[0].source and nb.cells[0].metadata["tags"] == ["colab-setup"]
+    assert [c.source for c in nb.cells[1:]] == [c.source for c in md.cells]
+
+
+def test_colab_url_rejects_non_github():
+    assert launch.colab_url("https://github.com/a/b.git", "main", "n/x.ipynb") == f"{launch.COLAB}/a/b/blob/main/n/x.ipynb"
+    with pytest.raises(ValueError, match="repository url"):
+        launch.colab_url("https://gitlab.com/a/b", "main", "x.ipynb")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.fullmatch(r"([A-Za-z0-9_.\-\[\]]+)==(\S+)", line.strip())
+        if m:
+            pins[m.group(1).lower()] = m.group(2)
+    return pins
+
+
+def test_binder_pins_match_the_root_requirements():
+    root, binder = _pins(ROOT / "requirements.txt"), _pins(ROOT / "binder" / "requirements.txt")
+    assert binder.pop("torch") == root.pop("torch") + "+cpu"
+    assert binder == root
+
+
+def test_binder_postbuild_installs_copylib_and_opens_md_as_notebooks():
+    post = ROOT / "binder" / "postBuild"
+    text = post.read_text(encoding="utf-8")
+    assert os.access(post, os.X_OK)
+    assert "pip install --no-deps -e ." in text
+    assert re.search(r"jupytext-config set-default-viewer .*\bmarkdown\b", text)
+
+
+def test_vendored_files_match_their_manifest():
+    site = ROOT / "vendor" / "site"
+    listed = {}
+    for line in (ROOT / "vendor" / "MANIFEST.sha256").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        listed[name.removeprefix("./")] = digest
+    present = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    assert present == set(listed), present ^ set(listed)
+    bad = [n for n, d in listed.items() if hashlib.sha256((site / n).read_bytes()).hexdigest() != d]
+    assert not bad, f"vendored files changed (re-run vendor/fetch.sh): {bad}"
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Run the tests\s+```bash\n(.+?)\n```", readme, re.S)
+    assert block, "README has no 'Run the tests' command block"
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert ci == [block.group(1).strip()]
+
+
+def test_api_page_documents_every_public_module():
+    """Docstrings link to modules with :mod:; one missing from the API page breaks the -n build."""
+    import pkgutil
+
+    import copylib
+
+    api = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"\.\. automodule:: copylib\.(\w+)", api))
+    public = {m.name for m in pkgutil.iter_modules(copylib.__path__) if not m.name.startswith("_")}
+    assert public == documented, f"missing: {sorted(public - documented)}, extra: {sorted(documented - public)}"

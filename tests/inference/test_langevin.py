@@ -1,0 +1,410 @@
+"""Tests of copylib.inference.langevin: MALA/ULA on known targets, diagnostics, posterior samplers.
+
+Statistical tolerances. A sample average is compared with its exact value in
+units of its Monte Carlo standard error (MCSE = std / sqrt(ESS), ESS from the
+autocorrelation of the chains). The tests use 4.5 MCSE (5 for the comparison
+of two samplers, in combined MCSE): a Gaussian deviation beyond 4.5 sigma has
+probability 7e-6, so over the ~20 comparisons here a correct sampler fails by
+chance with probability ~1e-4, while the margin also absorbs the ~10-20 %
+uncertainty of the estimated ESS itself. Every test has a fixed seed, so the
+outcome is deterministic; the margin is what makes it robust to seed changes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+
+from copylib import ModelSpec, cooccurrence, copy_task
+from copylib.inference.langevin import (
+    SamplingResult,
+    effective_sample_size,
+    langevin,
+    mcse_mean,
+    sample_collapsed_posterior,
+    sample_full_posterior,
+    split_rhat,
+)
+
+K_SIGMA = 4.5
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny tensors: intra-op threads only add overhead (and thrash on a busy machine)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+# --------------------------------------------------------------------------
+# a 2-d correlated Gaussian target
+# --------------------------------------------------------------------------
+
+MU = np.array([1.0, -2.0])
+SIGMA = np.array([[1.0, 0.8], [0.8, 2.0]])
+Q = np.linalg.inv(SIGMA)
+
+
+def gaussian_energy(p):
+    d = p["x"] - torch.as_tensor(MU)
+    return 0.5 * ((d @ torch.as_tensor(Q)) * d).sum(1)
+
+
+def check_moments(x, mean, cov, k=K_SIGMA):
+    """Sample mean and covariance of draws ``x (R, n, 2)`` against exact values, in MCSE."""
+    d = x - MU  # deviations from the exact mean: E[d_i d_j] = cov_ij
+    for i in range(2):
+        assert abs(x[..., i].mean() - mean[i]) < k * mcse_mean(x[..., i])
+        for j in range(i, 2):
+            dd = d[..., i] * d[..., j]
+            assert abs(dd.mean() - cov[i, j]) < k * mcse_mean(dd), (i, j, dd.mean(), cov[i, j])
+
+
+def test_mala_reproduces_gaussian_mean_and_covariance():
+    gen = torch.Generator().manual_seed(0)
+    res = langevin(gaussian_energy, {"x": torch.zeros(64, 2, dtype=torch.float64)}, 1500, 0.5, gen,
+                   n_warmup=300)
+    assert isinstance(res, SamplingResult)
+    x = res.samples["x"]
+    assert x.shape == (64, 1500, 2) and res.energy.shape == (64, 1500)
+    assert res.accept_rate.shape == (64,) and res.step_size.shape == (64,)
+    # dual averaging reaches the target acceptance rate (per chain, up to binomial noise)
+    assert abs(res.accept_rate.mean() - 0.57) < 0.03
+    assert (np.abs(res.accept_rate - 0.57) < 0.15).all()  # the step of each chain is adapted separately
+    assert (split_rhat(x) < 1.01).all()
+    check_moments(x, MU, SIGMA)
+    # energy trace is the energy of the recorded state
+    assert np.allclose(res.energy, gaussian_energy({"x": torch.as_tensor(x.reshape(-1, 2))}).numpy().reshape(64, -1))
+    np.testing.assert_array_equal(res.final_params["x"], x[:, -1])
+
+
+def test_ula_small_step_has_its_known_discretisation_bias():
+    """ULA's stationary law on a Gaussian is Gaussian with the right mean and a covariance
+    that solves ``S = M S M^T + h I``, ``M = I - h Q / 2``: the samples match that law
+    within MCSE, and the target within bias + MCSE."""
+    h = 0.2
+    gen = torch.Generator().manual_seed(1)
+    x0 = torch.as_tensor(np.tile(MU, (64, 1)))
+    res = langevin(gaussian_energy, {"x": x0}, 2000, h, gen, n_warmup=200, metropolis=False)
+    assert (res.accept_rate == 1).all() and (res.step_size == h).all()
+    M = np.eye(2) - h * Q / 2
+    cov_h = scipy.linalg.solve_discrete_lyapunov(M, h * np.eye(2))
+    bias = cov_h - SIGMA
+    assert np.abs(bias).max() > 0.02  # the bias is real, a few per cent here
+    x = res.samples["x"]
+    check_moments(x, MU, cov_h)
+    d = x - MU
+    for i in range(2):
+        dd = d[..., i] ** 2
+        assert abs(dd.mean() - SIGMA[i, i]) < abs(bias[i, i]) + K_SIGMA * mcse_mean(dd)
+
+
+def test_scales_precondition_groups_of_very_different_widths():
+    """Two groups with widths 1 and 1e-3: with matching scales MALA moves both."""
+    def energy(p):
+        return 0.5 * (p["a"] ** 2).sum(1) + 0.5 * (p["c"] / 1e-3) ** 2
+
+    init = {"a": torch.zeros(64, 3, dtype=torch.float64), "c": torch.zeros(64, dtype=torch.float64)}
+    res = langevin(energy, init, 600, 0.5, torch.Generator().manual_seed(2), n_warmup=300,
+                   scales={"a": 1.0, "c": 1e-3})
+    assert set(res.scales) == {"a", "c"}
+    np.testing.assert_array_equal(res.scales["a"], np.ones(64))
+    np.testing.assert_array_equal(res.scales["c"], np.full(64, 1e-3))
+    assert res.step_size.min() > 0.1  # without the scale it would have to shrink ~1e6-fold
+    for name, width in (("a", 1.0), ("c", 1e-3)):
+        v = res.samples[name].reshape(64, 600, -1) ** 2
+        for i in range(v.shape[-1]):
+            assert abs(v[..., i].mean() - width**2) < K_SIGMA * mcse_mean(v[..., i])
+
+
+def test_adapted_scales_find_the_group_widths():
+    """Without given scales (all 1), warmup adaptation finds widths 1 and 0.05."""
+    def energy(p):
+        return 0.5 * (p["a"] ** 2).sum(1) + 0.5 * ((p["c"] / 0.05) ** 2).sum(1)
+
+    init = {"a": torch.zeros(64, 3, dtype=torch.float64), "c": torch.zeros(64, 2, dtype=torch.float64)}
+    gen = torch.Generator().manual_seed(6)
+    plain = langevin(energy, init, 10, 0.5, gen, n_warmup=400)
+    res = langevin(energy, init, 600, 0.5, gen, n_warmup=400, adapt_scales=True)
+    for name, width in (("a", 1.0), ("c", 0.05)):
+        ratio = res.scales[name] / width
+        assert 0.5 < np.median(ratio) < 1.5 and (ratio > 0.2).all() and (ratio < 3).all(), (name, ratio)
+        v = res.samples[name] ** 2
+        for i in range(v.shape[-1]):
+            assert abs(v[..., i].mean() - width**2) < K_SIGMA * mcse_mean(v[..., i])
+    assert np.median(res.step_size) > 20 * np.median(plain.step_size)
+    with pytest.raises(ValueError, match="adapt_scales"):
+        langevin(energy, init, 10, 0.5, gen, n_warmup=100, adapt_scales=True)
+
+
+def test_mala_rejects_proposals_outside_the_support():
+    """A half-normal (energy +inf for x < 0): infinite-energy proposals are rejected."""
+    def energy(p):
+        x = p[0][:, 0]
+        return torch.where(x > 0, 0.5 * x**2, math.inf)
+
+    res = langevin(energy, (torch.ones(64, 1, dtype=torch.float64),), 800, 1.0,
+                   torch.Generator().manual_seed(3), n_warmup=200)
+    x = res.samples["0"][..., 0]
+    assert (x > 0).all()
+    assert abs(x.mean() - math.sqrt(2 / math.pi)) < K_SIGMA * mcse_mean(x)
+    assert isinstance(res.final_params, tuple)
+
+
+def test_same_seed_is_bit_identical_and_another_seed_differs():
+    def run(seed):
+        return langevin(gaussian_energy, {"x": torch.zeros(8, 2, dtype=torch.float64)}, 100, 0.5,
+                        torch.Generator().manual_seed(seed), n_warmup=50, thin=3)
+
+    a, b, c = run(7), run(7), run(8)
+    assert a.samples["x"].shape == (8, 33, 2)
+    np.testing.assert_array_equal(a.samples["x"], b.samples["x"])
+    np.testing.assert_array_equal(a.step_size, b.step_size)
+    np.testing.assert_array_equal(a.final_params["x"], b.final_params["x"])
+    assert not np.array_equal(a.samples["x"], c.samples["x"])
+
+
+def test_custom_record_and_continuation():
+    gen = torch.Generator().manual_seed(4)
+    res = langevin(gaussian_energy, {"x": torch.zeros(16, 2, dtype=torch.float64)}, 50, 0.5, gen,
+                   n_warmup=50, record=lambda p: {"s": p["x"].sum(1)})
+    assert set(res.samples) == {"s"} and res.samples["s"].shape == (16, 50)
+    # continue from the final state with the adapted (frozen) step sizes
+    res2 = langevin(gaussian_energy, res.final_params, 20, res.step_size, gen, n_warmup=0)
+    np.testing.assert_array_equal(res2.step_size, res.step_size)
+
+
+@pytest.mark.parametrize("shape", [(3,), (4, 4), (17,), (5, 7), (64, 1057), (2, 3, 40)])
+def test_standard_normal_is_torch_randn_up_to_rounding(shape):
+    """The sampler's vectorised normal draws are torch.randn's (same uniforms, same
+    Box-Muller transform; the last bit of log/sin/cos may differ) and leave the generator
+    in the same state, so chains follow the same noise as with torch.randn."""
+    from copylib.inference.langevin import _standard_normal
+
+    a_gen, b_gen = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    ref = torch.randn(shape, generator=a_gen, dtype=torch.float64)
+    out = _standard_normal(shape, b_gen)
+    assert out.shape == ref.shape and out.dtype == torch.float64
+    torch.testing.assert_close(out, ref, rtol=0, atol=4 * 2.0**-52 * max(1.0, ref.abs().max().item()))
+    assert torch.equal(a_gen.get_state(), b_gen.get_state())
+
+
+def test_energy_grad_replaces_autograd():
+    """Given the exact gradient by hand, langevin follows the same chains as with autograd
+    (the Gaussian's gradient is linear, so both are exact to rounding), and energy is not called."""
+    Qt, MUt = torch.as_tensor(Q), torch.as_tensor(MU)
+
+    def energy_grad(p):
+        d = p["x"] - MUt
+        return 0.5 * ((d @ Qt) * d).sum(1), {"x": d @ Qt}
+
+    def forbidden(p):
+        raise AssertionError("energy must not be called when energy_grad is given")
+
+    init = {"x": torch.zeros(16, 2, dtype=torch.float64)}
+    a = langevin(gaussian_energy, init, 200, 0.5, torch.Generator().manual_seed(9), n_warmup=50)
+    b = langevin(forbidden, init, 200, 0.5, torch.Generator().manual_seed(9), n_warmup=50, energy_grad=energy_grad)
+    np.testing.assert_allclose(b.samples["x"], a.samples["x"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(b.accept_rate, a.accept_rate)
+    with pytest.raises(ValueError, match="energy_grad must return"):
+        langevin(forbidden, init, 10, 0.5, torch.Generator(), n_warmup=0,
+                 energy_grad=lambda p: (p["x"].sum(), {"x": p["x"]}))
+    with pytest.raises(TypeError, match="energy_grad"):
+        langevin(gaussian_energy, init, 10, 0.5, torch.Generator(), n_warmup=0, energy_grad=1.0)
+
+
+@pytest.mark.parametrize("sampler", ["collapsed", "full"])
+def test_posterior_samplers_follow_their_autograd_chains(sampler, monkeypatch):
+    """The posterior samplers' hand-written gradients give the chains that autograd on
+    their energies gives: softmax attention at L=8, where the dynamics do not amplify the
+    rounding differences (for linear attention they can: the sign-symmetric posterior makes
+    nearby chains separate, and only the law of the samples is the same)."""
+    import copylib.inference.langevin as sampling
+
+    spec = ModelSpec(L=8, V=4, kind="softmax")
+    C = cooccurrence(copy_task(40, 8, 4, np.random.default_rng(3))[0])
+    fn = {"collapsed": sample_collapsed_posterior, "full": sample_full_posterior}[sampler]
+    fast = fn(C, spec, 16, 200, torch.Generator().manual_seed(4), n_warmup=100, thin=5)
+    plain = sampling.langevin
+    monkeypatch.setattr(sampling, "langevin", lambda *a, **k: plain(*a, **{**k, "energy_grad": None}))
+    slow = fn(C, spec, 16, 200, torch.Generator().manual_seed(4), n_warmup=100, thin=5)
+    np.testing.assert_array_equal(fast.accept_rate, slow.accept_rate)
+    np.testing.assert_allclose(fast.samples["q"], slow.samples["q"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fast.energy, slow.energy, rtol=1e-10)
+
+
+# --------------------------------------------------------------------------
+# divergence
+# --------------------------------------------------------------------------
+
+
+def test_nan_energy_raises_and_names_the_chain():
+    calls = {"n": 0}
+
+    def energy(p):
+        calls["n"] += 1
+        e = gaussian_energy(p)
+        if calls["n"] == 30:
+            e = e.clone()
+            e[5] = math.nan
+        return e
+
+    with pytest.raises(FloatingPointError, match="chain 5 "):
+        langevin(energy, {"x": torch.zeros(8, 2, dtype=torch.float64)}, 100, 0.5,
+                 torch.Generator().manual_seed(0), n_warmup=10)
+
+
+def stiff(p):
+    return 0.5 * 100.0 * (p["x"] ** 2).sum(1)
+
+
+def test_ula_with_a_huge_step_on_a_stiff_quadratic_raises():
+    with pytest.raises(FloatingPointError, match="diverged .*ULA"):
+        langevin(stiff, {"x": torch.ones(4, 2, dtype=torch.float64)}, 1000, 10.0,
+                 torch.Generator().manual_seed(0), n_warmup=0, metropolis=False)
+
+
+def test_mala_collapsed_acceptance_raises():
+    init = {"x": torch.ones(4, 2, dtype=torch.float64)}
+    # a fixed step 1e5 times too large: every proposal is rejected
+    with pytest.raises(FloatingPointError, match="stuck .*50 consecutive rejections"):
+        langevin(stiff, init, 1000, 10.0, torch.Generator().manual_seed(0), n_warmup=0, max_rejections=50)
+    with pytest.raises(FloatingPointError, match="acceptance rate"):
+        langevin(stiff, init, 150, 10.0, torch.Generator().manual_seed(0), n_warmup=0)
+
+
+def test_non_finite_initial_state_raises():
+    x = torch.zeros(4, 2, dtype=torch.float64)
+    x[2, 0] = math.inf
+    with pytest.raises(FloatingPointError, match="chain 2"):
+        langevin(gaussian_energy, {"x": x}, 10, 0.5, torch.Generator().manual_seed(0), n_warmup=0)
+
+
+def test_argument_checks():
+    init = {"x": torch.zeros(4, 2, dtype=torch.float64)}
+    gen = torch.Generator().manual_seed(0)
+    with pytest.raises(TypeError, match="generator"):
+        langevin(gaussian_energy, init, 10, 0.5, np.random.default_rng(0), n_warmup=0)
+    with pytest.raises(ValueError, match="step_size"):
+        langevin(gaussian_energy, init, 10, -1.0, gen, n_warmup=0)
+    with pytest.raises(ValueError, match="scales"):
+        langevin(gaussian_energy, init, 10, 0.5, gen, n_warmup=0, scales={"y": 1.0})
+    with pytest.raises(ValueError, match="energy must return"):
+        langevin(lambda p: p["x"].sum(), init, 10, 0.5, gen, n_warmup=0)
+
+
+# --------------------------------------------------------------------------
+# diagnostics
+# --------------------------------------------------------------------------
+
+
+def ar1(rho, R, n, rng):
+    """Stationary AR(1) chains with unit variance, shape ``(R, n)``."""
+    x = np.empty((R, n))
+    x[:, 0] = rng.standard_normal(R)
+    e = rng.standard_normal((R, n)) * math.sqrt(1 - rho**2)
+    for t in range(1, n):
+        x[:, t] = rho * x[:, t - 1] + e[:, t]
+    return x
+
+
+def test_split_rhat():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 1000))
+    assert abs(split_rhat(x) - 1) < 0.01
+    assert split_rhat(x + np.arange(8)[:, None]) > 2
+    # a trend inside each chain is caught by the split
+    assert split_rhat(x + np.linspace(0, 3, 1000)) > 1.2
+    # trailing dimensions are treated separately
+    assert split_rhat(rng.standard_normal((4, 200, 3, 2))).shape == (3, 2)
+
+
+def test_effective_sample_size_iid_and_ar1():
+    rng = np.random.default_rng(1)
+    R, n = 16, 2000
+    ess = effective_sample_size(rng.standard_normal((R, n)))
+    assert 0.85 < ess / (R * n) < 1.15
+    rho = 0.95
+    x = ar1(rho, 32, 5000, rng)
+    exact = x.size * (1 - rho) / (1 + rho)
+    assert abs(effective_sample_size(x) / exact - 1) < 0.2
+    # MCSE of the mean: the exact value for AR(1) is sqrt((1+rho)/(1-rho) / (R n))
+    assert abs(mcse_mean(x) / math.sqrt((1 + rho) / (1 - rho) / x.size) - 1) < 0.15
+    # different chain means lower the ESS
+    assert effective_sample_size(x + 3 * np.arange(32)[:, None]) < 0.1 * exact
+
+
+# --------------------------------------------------------------------------
+# posterior samplers of the model
+# --------------------------------------------------------------------------
+
+
+def tiny_data(P=20, seed=1):
+    spec = ModelSpec(L=4, V=2, kind="linear")
+    X, _ = copy_task(P, spec.L, spec.V, np.random.default_rng(seed))
+    return spec, cooccurrence(X)
+
+
+def test_collapsed_and_full_posteriors_agree_on_the_attention():
+    """The full posterior's (g, b) marginal is the collapsed posterior: sign-invariant
+    statistics of m = 1^T A 1 / L and q = <A, S - J/L> / (L - 1) agree (linear attention,
+    L=4, V=2, P=20, where pooling is on and the W-ridge makes the full sampler slow)."""
+    spec, C = tiny_data()
+    R = 256
+    col = sample_collapsed_posterior(C, spec, R, 400, torch.Generator().manual_seed(10), n_warmup=200)
+    full = sample_full_posterior(C, spec, R, 800, torch.Generator().manual_seed(11), n_warmup=400)
+    assert set(col.samples) == {"m", "q", "r2", "b", "alpha_1", "alpha_2", "gamma_1", "gamma_2"}
+    assert col.samples["m"].shape == (R, 400)
+    for res in (col, full):
+        assert abs(res.accept_rate.mean() - 0.57) < 0.05
+    stats = {
+        "|m|": lambda m, q: np.abs(m),
+        "m^2": lambda m, q: m**2,
+        "|q|": lambda m, q: np.abs(q),
+        "q^2": lambda m, q: q**2,
+        "q m": lambda m, q: q * m,
+    }
+    for name, f in stats.items():
+        a = f(col.samples["m"], col.samples["q"])
+        b = f(full.samples["m"], full.samples["q"])
+        err = math.hypot(mcse_mean(a), mcse_mean(b))
+        assert abs(a.mean() - b.mean()) < 5 * err, (name, a.mean(), b.mean(), err)
+
+
+def test_posterior_samplers_accept_one_data_set_per_chain():
+    spec, C_shared = tiny_data()
+    R = 8
+    C = np.broadcast_to(C_shared, (R,) + C_shared.shape)
+    kw = dict(n_warmup=20, record="all")
+    for sampler in (sample_collapsed_posterior, sample_full_posterior):
+        a = sampler(C_shared, spec, R, 30, torch.Generator().manual_seed(0), **kw)
+        b = sampler(C, spec, R, 30, torch.Generator().manual_seed(0), **kw)
+        np.testing.assert_allclose(a.samples["g"], b.samples["g"], rtol=1e-9, atol=1e-12)
+        assert a.samples["g"].shape == (R, 30, 4, 4) and a.samples["b"].shape == (R, 30)
+    assert set(a.final_params) == {"g", "b", "W"} and a.final_params["W"].shape == (R, 2, 2)
+    with pytest.raises(ValueError, match="C must have shape"):
+        sample_collapsed_posterior(C[:3], spec, R, 10, torch.Generator(), n_warmup=0)
+    with pytest.raises(ValueError, match="init must have exactly the keys"):
+        sample_collapsed_posterior(C, spec, R, 10, torch.Generator(), n_warmup=0, init=a.final_params)
+    # continuation from a previous state (e.g. hysteresis runs)
+    init = {k: a.final_params[k] for k in ("g", "b")}
+    res = sample_collapsed_posterior(C, spec, R, 5, torch.Generator(), n_warmup=0, init=init)
+    assert res.samples["m"].shape == (R, 5)
+
+
+def test_softmax_bias_decouples_and_follows_its_prior():
+    """For softmax attention b does not enter A: its collapsed marginal is N(0, sigma_b^2)."""
+    spec = ModelSpec(L=4, V=2, kind="softmax", sigma_b=2.0)
+    X, _ = copy_task(20, 4, 2, np.random.default_rng(0))
+    res = sample_collapsed_posterior(cooccurrence(X), spec, 128, 300, torch.Generator().manual_seed(5),
+                                     n_warmup=100)
+    b = res.samples["b"]
+    assert abs(b.mean()) < K_SIGMA * mcse_mean(b)
+    assert abs((b**2).mean() - 4.0) < K_SIGMA * mcse_mean(b**2)
+    np.testing.assert_allclose(res.samples["m"], 1.0)  # rows of a softmax sum to one
