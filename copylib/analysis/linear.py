@@ -128,12 +128,12 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
     trapezoid end weight at ``m = 0``), the 1-d ``grids``, the broadcast coordinate arrays and
     invariants, ``eps``, ``edge_mass``, the shell dimensions ``n_a, n_b`` and the constants ``k``.
     """
-    from ..theory.linear import _check_P_scalar, _check_spec, _const
+    from ..theory.linear import _check_spec, _const
 
     spec = _check_spec(spec)
     if spec.L < 4:
         raise ValueError(f"spec.L must be >= 4 for plugin_posterior_moments, got {spec.L}")
-    P = _check_P_scalar(P)
+    P = check_positive("P", P)
     n_m, n_q = check_int("n_m", n_m, 5), check_int("n_q", n_q, 5)
     n_row, n_rest = check_int("n_row", n_row, 5), check_int("n_rest", n_rest, 5)
     m_max = check_positive("m_max", m_max)
@@ -410,9 +410,8 @@ def plugin_posterior_switch(spec: ModelSpec, P_lo, P_hi, *, n_bisect: int = 12, 
     -------
     PluginSwitch
     """
-    from ..theory.linear import _check_P_scalar
 
-    P_lo, P_hi = _check_P_scalar(P_lo), _check_P_scalar(P_hi)
+    P_lo, P_hi = check_positive("P_lo", P_lo), check_positive("P_hi", P_hi)
     if not P_lo < P_hi:
         raise ValueError(f"P_lo must be < P_hi, got {P_lo} and {P_hi}")
     n_bisect = check_int("n_bisect", n_bisect, 1)

@@ -49,7 +49,7 @@ import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_bool, check_generator, check_int, check_positive
-from ..model.network import ModelSpec, attention, attention_logits
+from ..model.network import ModelSpec, check_spec, attention, attention_logits
 
 __all__ = [
     "SamplingResult",
@@ -582,12 +582,6 @@ def langevin(
 # --------------------------------------------------------------------------
 
 
-def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    return spec
-
-
 def _chain_data(C, spec: ModelSpec, R: int) -> torch.Tensor:
     """``C`` as float64, shape ``(L, L, V, V)`` (shared) or ``(R, L, L, V, V)`` (one per chain)."""
     C = C.detach().to(_DTYPE) if isinstance(C, torch.Tensor) else torch.tensor(as_real_array("C", C))
@@ -796,7 +790,7 @@ def sample_collapsed_posterior(
     """
     from ..posterior.evidence import _CollapsedAction, effective_action
 
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     R = check_int("n_chains", n_chains, 1)
     check_generator("generator", generator, "torch")
     names = ("g", "b")
@@ -864,7 +858,7 @@ def sample_full_posterior(
     """
     from ..inference.map_training import _Objective, map_objective
 
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     R = check_int("n_chains", n_chains, 1)
     check_generator("generator", generator, "torch")
     names = ("g", "b", "W")

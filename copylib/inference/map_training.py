@@ -28,7 +28,7 @@ import torch
 
 from ..arguments import as_real_array, check_generator, check_int, check_positive, check_shape
 from ..model.losses import empirical_loss, expected_loss
-from ..model.network import ModelSpec, _attention, attention, attention_logits, prior_energy
+from ..model.network import ModelSpec, check_spec, _attention, attention, attention_logits, prior_energy
 from ..model.statistics import _logit_backward, _MomentProducts, cooccurrence, sum_squared_error, target_energy
 from ..model.task import copy_task
 
@@ -54,18 +54,12 @@ class TrainingResult:
     A: np.ndarray
 
 
-def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    return spec
-
-
 def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
     """Negative log posterior ``U`` of ``(g, b, W)`` given data ``C``, shape ``(R,)`` (torch).
 
     ``y2``: optional precomputed :func:`copylib.model.statistics.target_energy` of ``C``.
     """
-    _check_spec(spec)
+    check_spec(spec)
     A = attention(attention_logits(g, b), spec.kind, spec.causal)
     sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=A.dtype), y2=y2)
     return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
@@ -228,7 +222,7 @@ def train_map(
         ``init_scale``), the other arguments and copylib's source. On a hit the
         generator is set to the state training would have left it in.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     n_steps = check_int("n_steps", n_steps, 1)
     n_records = check_int("n_records", n_records, 1)
     lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
@@ -344,7 +338,7 @@ def nested_cooccurrence(P_values, spec: ModelSpec, rng: np.random.Generator) -> 
     each ``P`` is its first ``P`` sequences (common random numbers), so that the
     difference between neighbouring sample sizes is the added data, not a new draw.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     check_generator("rng", rng)
     P_values = np.asarray(P_values)
     if P_values.ndim != 1 or P_values.size == 0:

@@ -94,6 +94,24 @@ class ModelSpec:
         return shift_matrix(self.L, self.cyclic)
 
 
+def check_spec(spec, *, kind: str | None = None, cyclic_because: str | None = None,
+               theory: str = "this function") -> ModelSpec:
+    """Return ``spec`` if it is a :class:`ModelSpec` that meets a caller's requirements.
+
+    ``kind``: the attention kind the caller needs (``None``: any); ``cyclic_because``:
+    if given, ``spec.cyclic`` must be True, and the message says why; ``theory``
+    names the caller in the messages. The one check of a spec at a public boundary:
+    a ``ModelSpec`` validated its own fields when it was made.
+    """
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
+    if kind is not None and spec.kind != kind:
+        raise ValueError(f"spec.kind must be {kind!r} for {theory}, got {spec.kind!r}")
+    if cyclic_because is not None and not spec.cyclic:
+        raise ValueError(f"spec.cyclic must be True: {cyclic_because}")
+    return spec
+
+
 def _to_torch(*arrays, names):
     """Convert numpy inputs to float64 tensors; report whether to return numpy.
 

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from ..arguments import check_finite, check_generator, check_int, check_shape
-from ..model.network import ModelSpec, _attention, _back, _to_torch, attention, attention_logits
+from ..model.network import ModelSpec, check_spec, _attention, _back, _to_torch, attention, attention_logits
 from ..model.statistics import _logit_backward, _MomentProducts, readout_moments, sample_size, target_energy
 
 __all__ = [
@@ -50,12 +50,6 @@ __all__ = [
     "negative_log_evidence_primal",
     "optimal_readout",
 ]
-
-
-def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
-    return spec
 
 
 def _check_A_C(A: torch.Tensor, C: torch.Tensor, spec: ModelSpec) -> None:
@@ -163,7 +157,7 @@ def negative_log_evidence(A, C, spec: ModelSpec):
         then set by rounding noise, not representable. The same holds for
         :func:`optimal_readout` and :func:`effective_action`.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     C = C.to(A.dtype)
@@ -185,7 +179,7 @@ def optimal_readout(A, C, spec: ModelSpec):
     ``sum_mu |A X^mu W - Y^mu|^2 / (2 sigma^2) + |W|^2 / (2 omega)`` over ``W``.
     The posterior covariance of each column of ``W`` is ``sigma^2 (K + kappa I)^{-1}``.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     _, B, _, chol = _chol_moments(A, C, spec)
@@ -214,7 +208,7 @@ def effective_action(g, b, C, spec: ModelSpec):
     For softmax attention ``b`` drops out of ``A``; its term stays, so ``b``'s
     posterior is its prior.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     as_numpy, (g, b, C) = _to_torch(g, b, C, names=("g", "b", "C"))
     check_shape("g", g, (spec.L, spec.L))
     A = attention(attention_logits(g, b), spec.kind, spec.causal)
@@ -299,7 +293,7 @@ def negative_log_evidence_primal(X, Y, A, spec: ModelSpec):
     X, Y : ``(P, L, V)`` inputs and targets (any targets, not only ``T X``);
     A : ``(L, L)`` (unbatched). Returns a scalar.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     as_numpy, (X, Y, A) = _to_torch(X, Y, A, names=("X", "Y", "A"))
     X, Y, A = X.double(), Y.double(), A.double()
     _check_data(X, Y, A, spec)
@@ -343,7 +337,7 @@ def negative_log_evidence_mc(X, Y, A, spec: ModelSpec, n_samples: int, rng: np.r
     of ``W``, and the weight variance grows exponentially with ``V^2`` and with
     the data (``P L``); the returned error is then itself unreliable.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     n_samples = check_int("n_samples", n_samples, 2)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     check_generator("rng", rng)

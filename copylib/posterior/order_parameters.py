@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
-from ..model.network import ModelSpec, _back, _to_torch
+from ..model.network import ModelSpec, check_spec, _back, _to_torch
 from ..model.task import shift_matrix
 
 __all__ = [
@@ -64,12 +64,6 @@ def _check_attention(name: str, A: torch.Tensor, L: int | None = None) -> int:
         raise ValueError(f"{name} must have shape (..., {L}, {L}) (L = spec.L), got {tuple(A.shape)}")
     check_finite(name, A)
     return int(A.shape[-1])
-
-
-def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    return spec
 
 
 def _check_nonnegative(name: str, t: torch.Tensor) -> None:
@@ -301,7 +295,7 @@ def plugin_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, includ
     array, broadcast shape ``(...)`` of the inputs. numpy in -> numpy float64
     out; any torch tensor in -> torch out (autograd preserved).
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     include_constant = check_bool("include_constant", include_constant)
     as_numpy, (a1, a2, g1, g2, P) = _to_torch(
         alpha_1, alpha_2, gamma_1, gamma_2, P, names=("alpha_1", "alpha_2", "gamma_1", "gamma_2", "P")
@@ -333,7 +327,7 @@ def plugin_action_of_attention(A, P, spec: ModelSpec, include_constant: bool = F
 
     Uses ``invariants(A, spec.cyclic)``. Returns shape ``(...)`` (broadcast with ``P``).
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     as_numpy, (A_t,) = _to_torch(A, names=("A",))
     _check_attention("A", A_t, spec.L)
     inv = invariants(A, spec.cyclic)
@@ -358,7 +352,7 @@ def prior_action_linear(m, q, spec: ModelSpec):
     uncorrelated (orthogonal directions), hence independent. So this is the
     exact marginal prior of ``(m, q)``.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     as_numpy, (m, q) = _to_torch(m, q, names=("m", "q"))
     check_finite("m", m)
     check_finite("q", q)
@@ -379,7 +373,7 @@ def prior_action_softmax(Delta, spec: ModelSpec):
     with ``|.|^2 = Delta^2 (1 - 1/L)`` per row and ``Delta^2 (L-1)`` over ``L``
     rows; the Gaussian prior ``|g|^2/(2 sigma_G^2)`` gives the result.
     """
-    spec = _check_spec(spec)
+    spec = check_spec(spec)
     as_numpy, (Delta,) = _to_torch(Delta, names=("Delta",))
     check_finite("Delta", Delta)
     return _back(as_numpy, (spec.L - 1) * Delta**2 / (2 * spec.sigma_G**2))

@@ -57,7 +57,7 @@ from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
 from ..arguments import as_real_array, check_int, check_positive
-from ..model.network import ModelSpec
+from ..model.network import ModelSpec, check_spec
 
 __all__ = [
     "VERSIONS",
@@ -109,10 +109,7 @@ class CopyRows:
 
 
 def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    if spec.kind != "softmax":
-        raise ValueError(f"spec.kind must be 'softmax' for the copy-state theory, got {spec.kind!r}")
+    check_spec(spec, kind="softmax", theory="the copy-state theory")
     if not spec.cyclic and not spec.causal:
         raise ValueError("spec must be cyclic or causal: the non-cyclic task without a mask has no "
                          "position-independent copy family (row 0 attends to all of a target-less row)")

@@ -76,8 +76,8 @@ import numpy as np
 from scipy import optimize
 from scipy.optimize.elementwise import find_root
 
-from ..arguments import as_real_array
-from ..model.network import ModelSpec
+from ..arguments import as_real_array, check_positive
+from ..model.network import ModelSpec, check_spec
 from ..model.statistics import token_moment
 
 __all__ = [
@@ -117,13 +117,8 @@ _Y_GRID = np.linspace(-40.0, 0.0, 161)
 
 
 def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    if spec.kind != "linear":
-        raise ValueError(f"spec.kind must be 'linear' for copylib.theory.linear, got {spec.kind!r}")
-    if not spec.cyclic:
-        raise ValueError("spec.cyclic must be True: the order-parameter reduction assumes the cyclic task")
-    return spec
+    return check_spec(spec, kind="linear", theory="copylib.theory.linear",
+                      cyclic_because="the order-parameter reduction assumes the cyclic task")
 
 
 def _check_version(version) -> str:
@@ -141,15 +136,6 @@ def _as_array(name: str, x, *, positive=False, nonnegative=False) -> np.ndarray:
     if nonnegative and (a < 0).any():
         raise ValueError(f"{name} must be >= 0, got a minimum of {a.min()}")
     return a
-
-
-def _check_P_scalar(P) -> float:
-    if isinstance(P, bool) or not isinstance(P, numbers.Real):
-        raise TypeError(f"P must be a real number, got {type(P).__name__}")
-    P = float(P)
-    if not (np.isfinite(P) and P > 0):
-        raise ValueError(f"P must be finite and > 0, got {P}")
-    return P
 
 
 @dataclass(frozen=True)
@@ -876,7 +862,7 @@ def action_minimum(P, spec: ModelSpec, version: str = "mean_field", *, hint=None
     """
     spec = _check_spec(spec)
     version = _check_version(version)
-    P = _check_P_scalar(P)
+    P = check_positive("P", P)
     if hint is not None:
         h = _as_array("hint", hint)
         if h.shape != (3,):

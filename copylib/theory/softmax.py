@@ -104,7 +104,7 @@ from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
 from ..arguments import as_real_array, check_generator, check_int, check_P_range, check_positive
-from ..model.network import ModelSpec
+from ..model.network import ModelSpec, check_spec
 from ..posterior.order_parameters import plugin_action, invariants
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
@@ -144,11 +144,7 @@ _CHUNK = 1 << 16  # elements (Delta points x noise draws) per block: 512 kB arra
 
 
 def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    if spec.kind != "softmax":
-        raise ValueError(f"spec.kind must be 'softmax' for the softmax theory, got {spec.kind!r}")
-    return spec
+    return check_spec(spec, kind="softmax", theory="the softmax theory")
 
 
 def _check_version(version) -> str:
@@ -168,15 +164,6 @@ def _check_P(P, name: str = "P") -> np.ndarray:
     P = _as_float_array(name, P)
     if (P <= 0).any():
         raise ValueError(f"{name} must be > 0, got a minimum of {P.min()}")
-    return P
-
-
-def _check_scalar_P(name: str, P) -> float:
-    if isinstance(P, bool) or not isinstance(P, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(P).__name__}")
-    P = float(P)
-    if not math.isfinite(P) or P <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {P}")
     return P
 
 
@@ -640,7 +627,7 @@ def action_minima(P, spec: ModelSpec, version: str = "bayes", *, noise: RowNoise
     """
     spec = _check_spec(spec)
     version = _check_version(version)
-    P = _check_scalar_P("P", P)
+    P = check_positive("P", P)
     _rows_for(version, spec, noise)
     return _minima(P, spec, version, noise, _DeltaGrid(Delta_max, n_grid, spec, version, noise))
 
@@ -999,7 +986,7 @@ def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.G
     if Delta.ndim:
         raise ValueError(f"Delta must be a single number, got shape {Delta.shape}")
     Delta = float(Delta)
-    P = _check_scalar_P("P", P)
+    P = check_positive("P", P)
     n_samples = check_int("n_samples", n_samples, 2)
     tau = spec.sigma_G if std is None else check_positive("std", std, allow_zero=True)
     L = spec.L

@@ -87,8 +87,7 @@ from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
 from ..arguments import as_real_array, check_bool, check_generator, check_int, check_P_range, check_positive
-from ..model.network import ModelSpec
-from ..theory.softmax import _check_scalar_P
+from ..model.network import ModelSpec, check_spec
 
 __all__ = [
     "RowCumulants",
@@ -114,13 +113,8 @@ _CENTRAL = [(a, b) for a in range(5) for b in range(5 - a) if a + b >= 2]  # the
 
 
 def _check_spec(spec) -> ModelSpec:
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    if spec.kind != "softmax":
-        raise ValueError(f"spec.kind must be 'softmax' for the softmax theory, got {spec.kind!r}")
-    if not spec.cyclic:
-        raise ValueError("spec.cyclic must be True: the exact marginal uses gamma_2 = L (cyclic task)")
-    return spec
+    return check_spec(spec, kind="softmax", theory="the softmax theory",
+                      cyclic_because="the exact marginal uses gamma_2 = L (cyclic task)")
 
 
 def _check_grid(name: str, x, n_min: int = 5) -> np.ndarray:
@@ -592,7 +586,7 @@ def copy_weight_marginal(P, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=
     """
     spec = _check_spec(spec)
     cum = _check_cumulants(cumulants, spec)
-    P = None if P is None else _check_scalar_P("P", P)
+    P = None if P is None else check_positive("P", P)
     correction = check_bool("correction", correction)
     check_coverage = check_bool("check_coverage", check_coverage)
     c = _check_grid("c_grid", default_c_grid(spec.L) if c_grid is None else c_grid)
