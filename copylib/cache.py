@@ -75,7 +75,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_dir", "cache_enabled", "cache_key", "cached", "canonical_json", "source_digest"]
+__all__ = ["cache_dir", "cache_enabled", "cache_key", "cached", "canonical_json", "source_digest", "write_atomic"]
 
 FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9_.]+$")
@@ -217,7 +217,16 @@ def _npz_bytes(arrays: dict) -> bytes:
     return buf.getvalue()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a torn one.
+
+    The bytes go to a temporary file in the same directory, are flushed to disk and
+    renamed over ``path`` (atomic on POSIX); an interrupted write leaves no temporary
+    file behind. Shared by the result cache and the check records of the validation report.
+    """
+    path = Path(path)
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
     try:
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
@@ -265,11 +274,11 @@ def _store(directory: Path, name: str, key: str, arrays: dict, params_text: str)
     payload = f"{name}-{key}-{digest[:16]}.npz"
     directory.mkdir(parents=True, exist_ok=True)
     if not (directory / payload).is_file() or hashlib.sha256((directory / payload).read_bytes()).hexdigest() != digest:
-        _write_atomic(directory / payload, data)
+        write_atomic(directory / payload, data)
     meta = {"format": FORMAT, "name": name, "key": key, "payload": payload, "payload_sha256": digest,
             "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape)} for k, a in arrays.items()},
             "params": json.loads(params_text), "source": source_digest()}
-    _write_atomic(directory / f"{name}-{key}.json", json.dumps(meta, sort_keys=True, indent=1).encode())
+    write_atomic(directory / f"{name}-{key}.json", json.dumps(meta, sort_keys=True, indent=1).encode())
 
 
 def cached(fn: Callable[[], Mapping], key_params: Mapping, *, name: str, directory=None, enabled: bool | None = None

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cache import _write_atomic, source_digest
+from .cache import source_digest, write_atomic
 
 ENV_DIR = "COPYHEAD_CHECKS_DIR"
 
@@ -113,7 +113,7 @@ class Checks:
     def _save(self) -> None:
         payload = dict(self._meta, checks=[asdict(r) for r in self.records])
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self._path, json.dumps(payload, indent=1).encode())
+        write_atomic(self._path, json.dumps(payload, indent=1).encode())
 
     def _record(self, claim: str, measured: str, tolerance: str, passed: bool) -> None:
         if not isinstance(claim, str) or not claim.strip():
