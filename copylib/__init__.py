@@ -4,6 +4,7 @@ One module per concept:
 
 * :mod:`copylib.model.task` -- the copy task (data and target matrix);
 * :mod:`copylib.model.network` -- the attention network M* and its priors;
+* :mod:`copylib.model.attention` -- the attention kinds (linear, softmax): one registry entry each;
 * :mod:`copylib.model.statistics` -- sufficient statistics of a data set;
 * :mod:`copylib.model.losses` -- test/train losses and reference predictors;
 * :mod:`copylib.inference.map_training` -- Adam (MAP) training batched over runs;

@@ -13,8 +13,6 @@ import numbers
 import numpy as np
 import torch
 
-ATTENTION_KINDS = ("linear", "softmax")
-
 
 def check_int(name: str, value, minimum: int) -> int:
     """Return ``value`` as ``int`` if it is an integer >= ``minimum``."""
@@ -43,13 +41,6 @@ def check_bool(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
     return bool(value)
-
-
-def check_kind(kind: str) -> str:
-    """Return the attention kind if it is one of :data:`ATTENTION_KINDS`."""
-    if not isinstance(kind, str) or kind not in ATTENTION_KINDS:
-        raise ValueError(f"kind must be one of {ATTENTION_KINDS}, got {kind!r}")
-    return kind
 
 
 def check_generator(name: str, rng, kind: str = "numpy"):

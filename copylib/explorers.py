@@ -12,16 +12,23 @@ import numpy as np
 
 from .theory import linear as linear_theory
 from .theory import softmax as softmax_theory
-from .arguments import check_int, check_kind, check_positive
+from .arguments import check_int, check_positive
+from .model.attention import attention_kind
 from .model.network import ModelSpec
 from .posterior.order_parameters import copy_weight, order_parameters
 
-LINEAR_VERSIONS = ("mean_field", "fluct", "map")
-SOFTMAX_VERSIONS = ("bayes", "map", "energy")  # "fluct" needs sampled row noise: see the chapter
+# theory versions an explorer cannot offer: the softmax "fluct" needs sampled row noise (see the chapter)
+_NEEDS_SAMPLES = {"softmax": ("fluct",)}
+
+
+def _versions(kind: str) -> tuple:
+    """The versions of the kind's theory module (its ``VERSIONS``) that an explorer offers."""
+    entry = attention_kind(kind)
+    return tuple(v for v in entry.theory_module().VERSIONS if v not in _NEEDS_SAMPLES.get(entry.name, ()))
 
 
 def _check_version(kind: str, version: str | None) -> str:
-    allowed = LINEAR_VERSIONS if kind == "linear" else SOFTMAX_VERSIONS
+    allowed = _versions(kind)
     if version is None:
         return allowed[0]
     if version not in allowed:
@@ -180,12 +187,20 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     return fig
 
 
+_LANDSCAPE_FIGURES = {"linear": linear_landscape_figure, "softmax": softmax_landscape_figure}
+
+
+def _landscape_kind(kind: str) -> str:
+    """``kind`` if it is registered (:func:`copylib.model.attention.attention_kind`) and has a landscape figure."""
+    name = attention_kind(kind).name
+    if name not in _LANDSCAPE_FIGURES:
+        raise ValueError(f"kind={kind!r} has no landscape figure; kinds with one: {tuple(_LANDSCAPE_FIGURES)}")
+    return name
+
+
 def landscape_figure(P: float, L: int = 32, V: int = 4, kind: str = "softmax", version: str | None = None):
     """:func:`linear_landscape_figure` or :func:`softmax_landscape_figure` by ``kind``."""
-    kind = check_kind(kind)
-    if kind == "linear":
-        return linear_landscape_figure(P, L, V, version)
-    return softmax_landscape_figure(P, L, V, version)
+    return _LANDSCAPE_FIGURES[_landscape_kind(kind)](P, L, V, version)
 
 
 def _show(fig):
@@ -208,19 +223,19 @@ def landscape_explorer(P: float = 342.0, L: int = 32, V: int = 4, kind: str = "s
     import ipywidgets as w
 
     P, L, V = _check_sizes(P, L, V)
-    kind = check_kind(kind)
+    kind = _landscape_kind(kind)
     version = _check_version(kind, version)
     _show(landscape_figure(P, L, V, kind, version))
 
     P_w = w.FloatLogSlider(value=P, base=10, min=0, max=4, step=0.01, description="P")
     L_w = w.IntSlider(value=L, min=4, max=64, description="L")
     V_w = w.IntSlider(value=V, min=2, max=16, description="V")
-    kind_w = w.Dropdown(options=["linear", "softmax"], value=kind, description="kind")
-    version_w = w.Dropdown(options=_versions(kind), value=version, description="version")
+    kind_w = w.Dropdown(options=list(_LANDSCAPE_FIGURES), value=kind, description="kind")
+    version_w = w.Dropdown(options=list(_versions(kind)), value=version, description="version")
     out = w.Output()
 
     def sync_versions(change):
-        version_w.options = _versions(change["new"])
+        version_w.options = list(_versions(change["new"]))
         version_w.value = version_w.options[0]
 
     def redraw(_=None):
@@ -233,10 +248,6 @@ def landscape_explorer(P: float = 342.0, L: int = 32, V: int = 4, kind: str = "s
         control.observe(redraw, names="value")
     note = w.HTML("<i>Live figure: move a control in a running notebook to redraw.</i>")
     return w.VBox([w.HBox([P_w, L_w, V_w]), w.HBox([kind_w, version_w]), note, out])
-
-
-def _versions(kind: str):
-    return list(LINEAR_VERSIONS if kind == "linear" else SOFTMAX_VERSIONS)
 
 
 def attention_figure(A, title: str = ""):

@@ -22,6 +22,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 import copylib as cl
+from copylib.model.attention import attention_kinds
 
 # HYPOTHESIS_PROFILE=explore (tests/conftest.py) multiplies every budget by five.
 _FACTOR = 5 if os.environ.get("HYPOTHESIS_PROFILE") == "explore" else 1
@@ -117,7 +118,7 @@ def specs(kind=None, L=st.integers(2, 6), V=st.integers(2, 4), scales=None, cycl
     """ModelSpec with the given size strategies and variances log-uniform in ``scales``."""
     scales = scales if scales is not None else log_uniform(0.3, 3.0)
     if kind is None:
-        kinds = st.sampled_from(("linear", "softmax"))
+        kinds = st.sampled_from(attention_kinds())
     else:
         kinds = kind if isinstance(kind, st.SearchStrategy) else st.just(kind)
     return st.builds(

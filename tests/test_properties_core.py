@@ -20,6 +20,9 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib import config, plotting
 from copylib.analysis import transitions
+from copylib.model.attention import attention_kind, attention_kinds
+from copylib.model.network import check_spec, from_torch, to_torch
+from copylib.model.statistics import BatchedReadoutMoments
 from props_helpers import (
     assert_finite,
     bad_ints,
@@ -164,6 +167,37 @@ def test_model_spec_invalid(data):
         cl.ModelSpec(**args)
 
 
+@covers(check_spec)
+@budget(30)
+@given(spec=specs(), data=st.data())
+def test_check_spec(spec, data):
+    kind = data.draw(st.sampled_from((None,) + attention_kinds()))
+    needs_cyclic = data.draw(st.booleans())
+    meets = (kind is None or kind == spec.kind) and (spec.cyclic or not needs_cyclic)
+    call = lambda: check_spec(spec, kind=kind, cyclic_because="the test needs it" if needs_cyclic else None)
+    if meets:
+        assert call() is spec
+    elif kind is not None and kind != spec.kind:
+        with raises_naming("spec.kind"):
+            call()
+    else:
+        with raises_naming("spec.cyclic"):
+            call()
+
+
+@covers(check_spec)
+@budget(20)
+@given(data=st.data())
+def test_check_spec_invalid(data):
+    name = data.draw(st.sampled_from(["spec", "kind"]))
+    if name == "spec":
+        with raises_naming("spec", TypeError):
+            check_spec(data.draw(bad_spec()))
+    else:
+        with raises_naming("kind", ValueError):
+            check_spec(cl.ModelSpec(L=3, V=2), kind=data.draw(st.sampled_from(["relu", "Linear", "", 0, ("linear",)])))
+
+
 def _as(x, use_torch):
     return torch.as_tensor(x) if use_torch else x
 
@@ -179,7 +213,7 @@ def _check_out(out, shape, use_torch):
 
 @covers(cl.attention_logits, cl.attention)
 @budget(30)
-@given(L=sizes, batch=st.sampled_from([(), (2,), (2, 3)]), kind=st.sampled_from(["linear", "softmax"]),
+@given(L=sizes, batch=st.sampled_from([(), (2,), (2, 3)]), kind=st.sampled_from(attention_kinds()),
        log_scale=st.floats(-3, 300), use_torch=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_attention_valid(L, batch, kind, log_scale, use_torch, seed):
     # logits up to 1e300: softmax must stay finite and row-stochastic, linear is G / L
@@ -237,6 +271,41 @@ def test_attention_invalid(data):
         G = data.draw(not_array())
     with raises_naming("G"):
         cl.attention(G, "softmax")
+
+
+@covers(to_torch, from_torch)
+@budget(30)
+@given(shapes=st.lists(st.sampled_from([(), (3,), (2, 3)]), min_size=1, max_size=3), data=st.data())
+def test_to_torch_and_back(shapes, data):
+    # numpy in -> float64 tensors and numpy out; any tensor in -> tensors kept as they are, tensor out
+    arrays = [data.draw(finite_arrays(shape)) for shape in shapes]
+    as_tensor = [data.draw(st.booleans()) for _ in shapes]
+    inputs = [torch.as_tensor(a, dtype=torch.float32) if t else a for a, t in zip(arrays, as_tensor)]
+    as_numpy, tensors = to_torch(*inputs, names=tuple(f"x{i}" for i in range(len(inputs))))
+    assert as_numpy == (not any(as_tensor))
+    for x, t, a in zip(inputs, tensors, arrays):
+        assert isinstance(t, torch.Tensor)
+        if isinstance(x, torch.Tensor):
+            assert t is x
+        else:
+            assert t.dtype == torch.float64 and np.array_equal(t.numpy(), a)
+    out = from_torch(as_numpy, tensors[0])
+    if as_numpy:
+        assert isinstance(out, np.ndarray) and np.array_equal(out, arrays[0])
+    else:
+        assert out is tensors[0]
+
+
+@covers(to_torch)
+@budget(20)
+@given(data=st.data())
+def test_to_torch_invalid(data):
+    bad = data.draw(st.one_of(not_array(), st.just(torch.zeros(3, dtype=torch.long))))
+    position = data.draw(st.integers(0, 2))
+    inputs = [np.zeros(3), np.zeros(3), np.zeros(3)]
+    inputs[position] = bad
+    with raises_naming(f"x{position}"):
+        to_torch(*inputs, names=("x0", "x1", "x2"))
 
 
 @covers(cl.network_output)
@@ -376,6 +445,58 @@ def test_statistics_invalid(data):
             args[name] = data.draw(not_array())
     with raises_naming(name):
         getattr(cl, which)(**args)
+
+
+@covers(BatchedReadoutMoments)
+@budget(25)
+@given(spec=specs(), R=st.integers(1, 4), shared=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_batched_readout_moments_match_readout_moments_and_autograd(spec, R, shared, seed):
+    rng = np.random.default_rng(seed)
+    L, V = spec.L, spec.V
+    n_data = 1 if shared else R
+    C = torch.as_tensor(np.stack([cl.cooccurrence(cl.copy_task(3, L, V, rng, cyclic=spec.cyclic)[0])
+                                  for _ in range(n_data)]))
+    C = C[0] if shared else C
+    products = BatchedReadoutMoments(C, R, spec.cyclic)
+    G = torch.as_tensor(rng.normal(size=(R, L, L)))
+    A = attention_kind(spec.kind).forward(G, False)
+    K, B = products.moments(A)
+    K_ref, B_ref, _ = cl.readout_moments(A, C, torch.as_tensor(spec.target))
+    np.testing.assert_allclose(K.numpy(), K_ref.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(B.numpy(), B_ref.numpy(), rtol=1e-12, atol=1e-12)
+    dK = torch.as_tensor(rng.normal(size=(R, V, V)))
+    dK = dK + dK.transpose(1, 2)  # the derivative by a symmetric K is symmetric
+    dB = torch.as_tensor(rng.normal(size=(R, V, V)))
+    A_ad = A.clone().requires_grad_(True)
+    K_ad, B_ad = cl.readout_moments(A_ad, C, torch.as_tensor(spec.target))[:2]
+    ((K_ad * dK).sum() + (B_ad * dB).sum()).backward()
+    dA = products.backward(A, dK, dB)
+    assert dA.shape == (R, L, L)
+    np.testing.assert_allclose(dA.numpy(), A_ad.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@covers(BatchedReadoutMoments)
+@budget(30)
+@given(data=st.data())
+def test_batched_readout_moments_invalid(data):
+    C = torch.as_tensor(_stat_args()["C"])
+    args = {"C": C, "R": 2, "cyclic": True}
+    name = data.draw(st.sampled_from(["C", "R", "cyclic"]))
+    if name == "R":
+        args["R"] = data.draw(bad_ints(1))
+    elif name == "cyclic":
+        args["cyclic"] = data.draw(not_bool())
+    else:
+        case = data.draw(st.sampled_from(["numpy", "int tensor", "shape", "runs", "nonfinite"]))
+        args["C"] = {
+            "numpy": C.numpy(),
+            "int tensor": C.long(),
+            "shape": C[..., :1],
+            "runs": torch.stack([C, C, C]),  # 3 data sets for R = 2
+            "nonfinite": torch.as_tensor(with_nonfinite(C.numpy(), data)),
+        }[case]
+    with raises_naming(name):
+        BatchedReadoutMoments(**args)
 
 
 @covers(cl.sum_squared_error)

@@ -20,6 +20,7 @@ from props_helpers import COVERED
 
 PROPERTY_MODULES = (
     "test_properties_core",
+    "test_attention_properties",
     "test_evidence_properties",
     "test_linear_theory_properties",
     "test_softmax_theory_properties",

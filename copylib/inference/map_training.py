@@ -28,8 +28,9 @@ import torch
 
 from ..arguments import as_real_array, check_generator, check_int, check_positive, check_shape
 from ..model.losses import empirical_loss, expected_loss
-from ..model.network import ModelSpec, check_spec, _attention, attention, attention_logits, prior_energy
-from ..model.statistics import _logit_backward, _MomentProducts, cooccurrence, sum_squared_error, target_energy
+from ..model.attention import attention_kind
+from ..model.network import ModelSpec, check_spec, attention, attention_logits, prior_energy
+from ..model.statistics import BatchedReadoutMoments, cooccurrence, sum_squared_error, target_energy
 from ..model.task import copy_task
 
 
@@ -108,7 +109,7 @@ class _Objective:
     bookkeeping and the general einsum path cost more than the arithmetic at
     these sizes (``L = 32``, ``R ~ 50``), so the gradient of :func:`map_objective`
     is written out (checked against autograd in the tests). With ``K, B`` the
-    readout moments (:class:`copylib.model.statistics._MomentProducts`):
+    readout moments (:class:`copylib.model.statistics.BatchedReadoutMoments`):
 
         dU/dW = ((K + K^T) W - 2 B) / (2 sigma^2) + W / omega,
         dU/dK = W W^T / (2 sigma^2),   dU/dB = -W / sigma^2,
@@ -123,7 +124,7 @@ class _Objective:
         R = C.shape[0] if R is None else R
         L, V = spec.L, spec.V
         self.spec, self.R, self.L, self.V = spec, R, L, V
-        self.products = _MomentProducts(C, R, spec.cyclic)
+        self.products = BatchedReadoutMoments(C, R, spec.cyclic)
         y2 = target_energy(C, torch.as_tensor(spec.target))
         self.y2 = y2.expand(R) if y2.ndim == 0 else y2
         self.D = L * L + 1 + V * V
@@ -136,7 +137,7 @@ class _Objective:
     def attention(self, g, b):
         """Attention of the state's logits (no argument checks: the state is ours)."""
         G = g + b[:, None, None]
-        return _attention(G, self.spec.kind, self.spec.causal)
+        return attention_kind(self.spec.kind).forward(G, self.spec.causal)
 
     def gradient(self, x: torch.Tensor, grad: torch.Tensor, value: bool = False):
         """Write ``dU/dx`` at the flat state ``x`` into ``grad`` (same shape).
@@ -162,7 +163,7 @@ class _Objective:
         torch.add(KW2 - 2 * B, W, alpha=2 * s2 / spec.omega, out=dW)
         dW.mul_(0.5 / s2)
         dA = self.products.backward(A, torch.bmm(W, W.transpose(1, 2)).mul_(0.5 / s2), W / (-s2))
-        dG = _logit_backward(A, dA, spec.kind, spec.causal)
+        dG = attention_kind(spec.kind).backward(A, dA, spec.causal)
         torch.add(dG, g, alpha=1.0 / spec.sigma_G**2, out=dg)
         torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2, out=db)
         return U, (dg, db, dW)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..arguments import check_finite, check_int, check_shape
-from ..model.network import _back, _to_torch
+from ..model.network import from_torch, to_torch
 from ..model.statistics import sample_size, sum_squared_error, token_moment
 from ..model.task import shift_matrix
 
@@ -22,7 +22,7 @@ def expected_loss(A, W, T):
 
     A : ``(..., L, L)``; W : ``(..., V, V)``; T : ``(L, L)``. Returns shape ``(...)``.
     """
-    as_numpy, (A, W, T) = _to_torch(A, W, T, names=("A", "W", "T"))
+    as_numpy, (A, W, T) = to_torch(A, W, T, names=("A", "W", "T"))
     check_shape("A", A, (None, None))
     check_shape("W", W, (None, None))
     L, V = A.shape[-1], W.shape[-1]
@@ -41,16 +41,16 @@ def expected_loss(A, W, T):
         - 2 * (W * cross).sum((-1, -2))
         + torch.diagonal(const, dim1=-1, dim2=-2).sum(-1)
     ) / L
-    return _back(as_numpy, loss)
+    return from_torch(as_numpy, loss)
 
 
 def empirical_loss(A, W, C, T):
     """Training loss per position from the co-occurrence tensor ``C``, shape ``(...)``."""
-    as_numpy, (A, W, C, T) = _to_torch(A, W, C, T, names=("A", "W", "C", "T"))
+    as_numpy, (A, W, C, T) = to_torch(A, W, C, T, names=("A", "W", "C", "T"))
     P = sample_size(C)
     if not (P > 0).all():
         raise ValueError("C must come from at least one sequence (P >= 1)")
-    return _back(as_numpy, sum_squared_error(A, W, C, T) / (P * A.shape[-1]))
+    return from_torch(as_numpy, sum_squared_error(A, W, C, T) / (P * A.shape[-1]))
 
 
 def constant_predictor(L: int, V: int):

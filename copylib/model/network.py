@@ -17,13 +17,13 @@ input gives numpy output (float64); torch input keeps its dtype and autograd.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..arguments import as_real_array, check_finite, check_int, check_kind, check_positive, check_shape
+from ..arguments import as_real_array, check_finite, check_int, check_positive, check_shape
+from ..model.attention import attention_kind
 from ..model.task import shift_matrix
 
 
@@ -37,8 +37,9 @@ class ModelSpec:
         Sequence length.
     V : int, >= 2
         Vocabulary size.
-    kind : {"linear", "softmax"}
-        Attention nonlinearity.
+    kind : str
+        Attention nonlinearity, one of :func:`copylib.model.attention.attention_kinds`
+        (``"linear"``, ``"softmax"``).
     sigma_G, sigma_b : float > 0
         Prior standard deviations of the logits ``g`` and of the bias ``b``.
     omega : float > 0
@@ -67,7 +68,7 @@ class ModelSpec:
     def __post_init__(self):
         object.__setattr__(self, "L", check_int("L", self.L, 2))
         object.__setattr__(self, "V", check_int("V", self.V, 2))
-        check_kind(self.kind)
+        attention_kind(self.kind)
         for name in ("sigma_G", "sigma_b", "omega", "sigma0_sq"):
             object.__setattr__(self, name, check_positive(name, getattr(self, name)))
         if not isinstance(self.cyclic, bool):
@@ -98,23 +99,27 @@ def check_spec(spec, *, kind: str | None = None, cyclic_because: str | None = No
                theory: str = "this function") -> ModelSpec:
     """Return ``spec`` if it is a :class:`ModelSpec` that meets a caller's requirements.
 
-    ``kind``: the attention kind the caller needs (``None``: any); ``cyclic_because``:
+    ``kind``: the attention kind the caller needs (``None``: any; else a registered kind,
+    :func:`copylib.model.attention.attention_kind`); ``cyclic_because``:
     if given, ``spec.cyclic`` must be True, and the message says why; ``theory``
     names the caller in the messages. The one check of a spec at a public boundary:
     a ``ModelSpec`` validated its own fields when it was made.
     """
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
-    if kind is not None and spec.kind != kind:
+    if kind is not None and spec.kind != attention_kind(kind).name:
         raise ValueError(f"spec.kind must be {kind!r} for {theory}, got {spec.kind!r}")
     if cyclic_because is not None and not spec.cyclic:
         raise ValueError(f"spec.cyclic must be True: {cyclic_because}")
     return spec
 
 
-def _to_torch(*arrays, names):
-    """Convert numpy inputs to float64 tensors; report whether to return numpy.
+def to_torch(*arrays, names):
+    """The arrays as torch tensors, and whether the caller gets numpy back: ``(as_numpy, tensors)``.
 
+    Numpy (or other real array-like) inputs become float64 tensors; tensors are kept
+    as they are (dtype and autograd). ``as_numpy`` is True when no input is a tensor:
+    pass it to :func:`from_torch` with the result, so that numpy in gives numpy out.
     ``names`` (one per array) are the parameter names used in the ``TypeError``
     raised for something that is not a real array, or a tensor that is not
     floating point (integer tensors would fail later with torch-internal errors).
@@ -131,7 +136,8 @@ def _to_torch(*arrays, names):
     return as_numpy, out
 
 
-def _back(as_numpy: bool, t: torch.Tensor):
+def from_torch(as_numpy: bool, t: torch.Tensor):
+    """``t`` as a numpy array if ``as_numpy`` (from :func:`to_torch`), else the tensor itself."""
     return t.detach().numpy() if as_numpy else t
 
 
@@ -141,7 +147,7 @@ def attention_logits(g, b):
     g : shape ``(..., L, L)``; b : shape ``(...)`` (one bias per batch entry).
     Returns shape ``(..., L, L)``.
     """
-    as_numpy, (g, b) = _to_torch(g, b, names=("g", "b"))
+    as_numpy, (g, b) = to_torch(g, b, names=("g", "b"))
     check_shape("g", g, (None, None))
     if g.shape[-1] != g.shape[-2]:
         raise ValueError(f"g must be square in its last two dimensions, got {tuple(g.shape)}")
@@ -149,14 +155,15 @@ def attention_logits(g, b):
         raise ValueError(f"b must have shape {tuple(g.shape[:-2])} (the batch shape of g), got {tuple(b.shape)}")
     check_finite("g", g)
     check_finite("b", b)
-    return _back(as_numpy, g + b[..., None, None])
+    return from_torch(as_numpy, g + b[..., None, None])
 
 
 def attention(G, kind: str, causal: bool = False):
     """Attention matrix from logits, shape ``(..., L, L)``.
 
-    ``kind="linear"``: ``A = G / L``; ``kind="softmax"``: each row of ``A`` is the
-    softmax of the corresponding row of ``G``.
+    ``kind`` is a registered attention kind (:func:`copylib.model.attention.attention_kind`;
+    its ``forward`` map is applied). ``kind="linear"``: ``A = G / L``; ``kind="softmax"``:
+    each row of ``A`` is the softmax of the corresponding row of ``G``.
 
     With ``causal=True`` row ``l`` (0-based) sees only the columns ``j <= l``:
     ``A[l, j] = 0`` for ``j > l`` and the logits there are ignored. Softmax
@@ -165,32 +172,15 @@ def attention(G, kind: str, causal: bool = False):
     ``A[l, j] = G[l, j] / (l + 1)``, the causal analogue of ``G / L``: a
     constant logit ``b`` gives every row the causal average with row sum ``b``.
     """
-    check_kind(kind)
+    entry = attention_kind(kind)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
-    as_numpy, (G,) = _to_torch(G, names=("G",))
+    as_numpy, (G,) = to_torch(G, names=("G",))
     check_shape("G", G, (None, None))
     if G.shape[-1] != G.shape[-2] or G.shape[-1] < 2:
         raise ValueError(f"G must be square with L >= 2 in its last two dimensions, got {tuple(G.shape)}")
     check_finite("G", G)
-    return _back(as_numpy, _attention(G, kind, causal))
-
-
-def _visible(L: int, like: torch.Tensor) -> torch.Tensor:
-    """Boolean ``(L, L)`` causal mask: ``True`` where ``j <= l``."""
-    return torch.ones(L, L, dtype=torch.bool, device=like.device).tril_()
-
-
-def _attention(G: torch.Tensor, kind: str, causal: bool) -> torch.Tensor:
-    """:func:`attention` without argument checks (torch in, torch out)."""
-    L = G.shape[-1]
-    if not causal:
-        return G / L if kind == "linear" else torch.softmax(G, dim=-1)
-    keep = _visible(L, G)
-    if kind == "linear":
-        counts = torch.arange(1, L + 1, dtype=G.dtype, device=G.device)[:, None]
-        return G.masked_fill(~keep, 0.0) / counts
-    return torch.softmax(G.masked_fill(~keep, -math.inf), dim=-1)
+    return from_torch(as_numpy, entry.forward(G, causal))
 
 
 def network_output(X, A, W):
@@ -199,7 +189,7 @@ def network_output(X, A, W):
     X : ``(..., P, L, V)`` one-hot inputs; A : ``(..., L, L)``; W : ``(..., V, V)``.
     Returns ``(..., P, L, V)``.
     """
-    as_numpy, (X, A, W) = _to_torch(X, A, W, names=("X", "A", "W"))
+    as_numpy, (X, A, W) = to_torch(X, A, W, names=("X", "A", "W"))
     check_shape("X", X, (None, None, None))
     L, V = X.shape[-2], X.shape[-1]
     check_shape("A", A, (L, L), source="X")
@@ -207,7 +197,7 @@ def network_output(X, A, W):
     for name, t in (("X", X), ("A", A), ("W", W)):
         check_finite(name, t)
     F = torch.einsum("...lm,...pmv,...vw->...plw", A, X, W)
-    return _back(as_numpy, F)
+    return from_torch(as_numpy, F)
 
 
 def prior_energy(g, b, W, spec: ModelSpec):
@@ -218,7 +208,7 @@ def prior_energy(g, b, W, spec: ModelSpec):
     """
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
-    as_numpy, (g, b, W) = _to_torch(g, b, W, names=("g", "b", "W"))
+    as_numpy, (g, b, W) = to_torch(g, b, W, names=("g", "b", "W"))
     check_shape("g", g, (spec.L, spec.L))
     check_shape("W", W, (spec.V, spec.V))
     if tuple(b.shape) != tuple(g.shape[:-2]):
@@ -230,4 +220,4 @@ def prior_energy(g, b, W, spec: ModelSpec):
         + b**2 / (2 * spec.sigma_b**2)
         + (W**2).sum((-1, -2)) / (2 * spec.omega)
     )
-    return _back(as_numpy, e)
+    return from_torch(as_numpy, e)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..arguments import as_real_array, check_finite, check_int, check_shape
-from ..model.network import _back, _to_torch
+from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
+from ..model.network import from_torch, to_torch
 
 
 def _check_cooccurrence_shape(C) -> None:
@@ -35,10 +35,10 @@ def cooccurrence(X):
 
     X : ``(..., P, L, V)``. Returns ``(..., L, L, V, V)``.
     """
-    as_numpy, (X,) = _to_torch(X, names=("X",))
+    as_numpy, (X,) = to_torch(X, names=("X",))
     check_shape("X", X, (None, None, None))
     check_finite("X", X)
-    return _back(as_numpy, torch.einsum("...pla,...pmb->...lmab", X, X))
+    return from_torch(as_numpy, torch.einsum("...pla,...pmb->...lmab", X, X))
 
 
 def sample_size(C):
@@ -46,12 +46,12 @@ def sample_size(C):
 
     Uses ``sum_l tr C[l, l] = P L`` (each position holds exactly one token).
     """
-    as_numpy, (C,) = _to_torch(C, names=("C",))
+    as_numpy, (C,) = to_torch(C, names=("C",))
     _check_cooccurrence_shape(C)
     check_finite("C", C)
     L = C.shape[-3]
     P = torch.diagonal(torch.diagonal(C, dim1=-4, dim2=-3), dim1=-3, dim2=-2).sum((-1, -2)) / L
-    return _back(as_numpy, P)
+    return from_torch(as_numpy, P)
 
 
 def readout_moments(A, C, T):
@@ -60,7 +60,7 @@ def readout_moments(A, C, T):
     A : ``(..., L, L)`` attention; C : ``(..., L, L, V, V)``; T : ``(L, L)`` target.
     Returns ``K (..., V, V)``, ``B (..., V, V)``, ``y2 (...)``.
     """
-    as_numpy, (A, C, T) = _to_torch(A, C, T, names=("A", "C", "T"))
+    as_numpy, (A, C, T) = to_torch(A, C, T, names=("A", "C", "T"))
     check_shape("A", A, (None, None))
     L = A.shape[-1]
     check_shape("A", A, (L, L))
@@ -73,7 +73,7 @@ def readout_moments(A, C, T):
     T = T.to(A.dtype)
     C = C.to(A.dtype)
     K, B = _attention_moments(A, C, T)
-    return tuple(_back(as_numpy, t) for t in (K, B, _target_energy(C, T)))
+    return tuple(from_torch(as_numpy, t) for t in (K, B, _target_energy(C, T)))
 
 
 def _attention_moments(A, C, T):
@@ -95,14 +95,14 @@ def target_energy(C, T):
     It does not depend on the network; :func:`copylib.train_map <copylib.inference.map_training.train_map>` computes it once
     and passes it to :func:`sum_squared_error` at every step.
     """
-    as_numpy, (C, T) = _to_torch(C, T, names=("C", "T"))
+    as_numpy, (C, T) = to_torch(C, T, names=("C", "T"))
     _check_cooccurrence_shape(C)
     L = C.shape[-3]
     if tuple(T.shape) != (L, L):
         raise ValueError(f"T must have shape ({L}, {L}) (L taken from C), got {tuple(T.shape)}")
     check_finite("C", C)
     check_finite("T", T)
-    return _back(as_numpy, _target_energy(C, T.to(C.dtype)))
+    return from_torch(as_numpy, _target_energy(C, T.to(C.dtype)))
 
 
 def sum_squared_error(A, W, C, T, y2=None):
@@ -111,7 +111,7 @@ def sum_squared_error(A, W, C, T, y2=None):
     ``y2``: optional precomputed :func:`target_energy` ``(C, T)`` (it does not depend
     on ``A`` or ``W``; recomputing it dominates the cost of a training step).
     """
-    as_numpy, (A, W, C, T) = _to_torch(A, W, C, T, names=("A", "W", "C", "T"))
+    as_numpy, (A, W, C, T) = to_torch(A, W, C, T, names=("A", "W", "C", "T"))
     _check_cooccurrence_shape(C)
     V = C.shape[-1]
     check_shape("W", W, (V, V), source="C")
@@ -133,7 +133,7 @@ def sum_squared_error(A, W, C, T, y2=None):
         check_finite("y2", y2)
         y2 = y2.to(A.dtype)
     sse = (W * (K @ W)).sum((-1, -2)) - 2 * (W * B).sum((-1, -2)) + y2
-    return _back(as_numpy, sse)
+    return from_torch(as_numpy, sse)
 
 
 def token_moment(M, V: int):
@@ -142,7 +142,7 @@ def token_moment(M, V: int):
     ``E[X^T M X] = (tr M / V) I + ((1^T M 1 - tr M) / V^2) J``.
     """
     V = check_int("V", V, 2)
-    as_numpy, (M,) = _to_torch(M, names=("M",))
+    as_numpy, (M,) = to_torch(M, names=("M",))
     check_shape("M", M, (None, None))
     if M.shape[-1] != M.shape[-2]:
         raise ValueError(f"M must be square in its last two dimensions, got {tuple(M.shape)}")
@@ -152,7 +152,7 @@ def token_moment(M, V: int):
     eye = torch.eye(V, dtype=M.dtype)
     ones = torch.ones(V, V, dtype=M.dtype)
     E = (tr / V)[..., None, None] * eye + ((tot - tr) / V**2)[..., None, None] * ones
-    return _back(as_numpy, E)
+    return from_torch(as_numpy, E)
 
 
 # --------------------------------------------------------------------------
@@ -172,9 +172,13 @@ def _repeat_block(C: torch.Tensor) -> int:
     return k
 
 
-class _MomentProducts:
+class BatchedReadoutMoments:
     """``K = Phi^T Phi``, ``B = Phi^T Y`` of ``R`` attention matrices, and the backward
     pass from ``(dK, dB)`` to ``dA``, for the samplers and Adam (float64, no checks).
+
+    The batched, autograd-free form of :func:`readout_moments` for the copy task's
+    target ``T = shift_matrix(L, cyclic)``; the step from ``dA`` on to the logits is the
+    attention kind's ``backward`` (:class:`copylib.model.attention.AttentionKind`).
 
     ``K = sum_lm M1_lm C[l, m]`` with ``M1 = A^T A`` and ``B`` likewise with
     ``M2 = A^T T``: one batched product ``(R, 2, L^2) x (R, L^2, V^2)`` with the
@@ -190,10 +194,30 @@ class _MomentProducts:
     and ``(T X)[i, l] = X[i - 1, l]`` (without the wrap-around the last column /
     first row is zero).
 
-    C : tensor ``(L, L, V, V)`` (shared by all runs) or ``(R, L, L, V, V)``.
+    Parameters
+    ----------
+    C : floating-point tensor ``(L, L, V, V)`` (shared by all runs) or ``(R, L, L, V, V)``
+        Co-occurrence tensor(s) (:func:`cooccurrence`).
+    R : int >= 1
+        Number of attention matrices per call.
+    cyclic : bool
+        The target ``T`` (as in :func:`copylib.model.task.shift_matrix`).
+
+    The arguments are checked here, once; :meth:`moments` and :meth:`backward` run at
+    every step of a sampler or of Adam and check nothing (``A``: ``(R, L, L)`` in the
+    dtype of ``C``).
     """
 
     def __init__(self, C: torch.Tensor, R: int, cyclic: bool):
+        R = check_int("R", R, 1)
+        check_bool("cyclic", cyclic)
+        if not isinstance(C, torch.Tensor) or not C.is_floating_point():
+            raise TypeError(f"C must be a floating-point torch tensor, got {type(C).__name__}"
+                            + (f" of dtype {C.dtype}" if isinstance(C, torch.Tensor) else ""))
+        _check_cooccurrence_shape(C)
+        if C.ndim not in (4, 5) or (C.ndim == 5 and C.shape[0] != R):
+            raise ValueError(f"C must have shape (L, L, V, V) or ({R}, L, L, V, V) (R = {R}), got {tuple(C.shape)}")
+        check_finite("C", C)
         L, V = C.shape[-3], C.shape[-1]
         self.R, self.L, self.V, self.cyclic = R, L, V, cyclic
         if C.ndim == 4:
@@ -243,19 +267,3 @@ class _MomentProducts:
             dA[:, 0] = 0.0
         return dA.baddbmm_(A, D1, alpha=2.0)
 
-
-def _logit_backward(A: torch.Tensor, dA: torch.Tensor, kind: str, causal: bool = False) -> torch.Tensor:
-    """``dG`` from ``dA`` through ``A = softmax_row(G)`` or ``A = G / L`` (overwrites ``dA``).
-
-    With the causal mask (:func:`copylib.model.network.attention`): softmax needs no change
-    (``A = 0`` at the hidden entries, so ``dG = A (dA - <dA, A>_row)`` vanishes
-    there); linear attention ``A[l, j] = G[l, j] / (l + 1)`` for ``j <= l``.
-    """
-    if kind == "softmax":
-        dA -= (dA * A).sum(-1, keepdim=True)
-        return dA.mul_(A)
-    L = A.shape[-1]
-    if not causal:
-        return dA.div_(L)
-    counts = torch.arange(1, L + 1, dtype=dA.dtype)[:, None]
-    return dA.div_(counts).mul_(torch.ones(L, L, dtype=dA.dtype).tril_())

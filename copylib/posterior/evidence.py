@@ -40,8 +40,9 @@ import numpy as np
 import torch
 
 from ..arguments import check_finite, check_generator, check_int, check_shape
-from ..model.network import ModelSpec, check_spec, _attention, _back, _to_torch, attention, attention_logits
-from ..model.statistics import _logit_backward, _MomentProducts, readout_moments, sample_size, target_energy
+from ..model.attention import attention_kind
+from ..model.network import ModelSpec, check_spec, from_torch, to_torch, attention, attention_logits
+from ..model.statistics import BatchedReadoutMoments, readout_moments, sample_size, target_energy
 
 __all__ = [
     "effective_action",
@@ -158,7 +159,7 @@ def negative_log_evidence(A, C, spec: ModelSpec):
         :func:`optimal_readout` and :func:`effective_action`.
     """
     spec = check_spec(spec)
-    as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
+    as_numpy, (A, C) = to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     C = C.to(A.dtype)
     _, B, y2, chol = _chol_moments(A, C, spec)
@@ -168,7 +169,7 @@ def negative_log_evidence(A, C, spec: ModelSpec):
     Z = torch.linalg.solve_triangular(chol, B, upper=False)
     fit = (Z**2).sum((-1, -2))
     nle = 0.5 * V * (P * L * math.log(2 * math.pi * s2) + logdet) + (y2 - fit) / (2 * s2)
-    return _back(as_numpy, nle)
+    return from_torch(as_numpy, nle)
 
 
 def optimal_readout(A, C, spec: ModelSpec):
@@ -180,10 +181,10 @@ def optimal_readout(A, C, spec: ModelSpec):
     The posterior covariance of each column of ``W`` is ``sigma^2 (K + kappa I)^{-1}``.
     """
     spec = check_spec(spec)
-    as_numpy, (A, C) = _to_torch(A, C, names=("A", "C"))
+    as_numpy, (A, C) = to_torch(A, C, names=("A", "C"))
     _check_A_C(A, C, spec)
     _, B, _, chol = _chol_moments(A, C, spec)
-    return _back(as_numpy, torch.cholesky_solve(B, chol))
+    return from_torch(as_numpy, torch.cholesky_solve(B, chol))
 
 
 def effective_action(g, b, C, spec: ModelSpec):
@@ -209,11 +210,11 @@ def effective_action(g, b, C, spec: ModelSpec):
     posterior is its prior.
     """
     spec = check_spec(spec)
-    as_numpy, (g, b, C) = _to_torch(g, b, C, names=("g", "b", "C"))
+    as_numpy, (g, b, C) = to_torch(g, b, C, names=("g", "b", "C"))
     check_shape("g", g, (spec.L, spec.L))
     A = attention(attention_logits(g, b), spec.kind, spec.causal)
     prior = (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2) + b**2 / (2 * spec.sigma_b**2)
-    return _back(as_numpy, negative_log_evidence(A, C, spec) + prior)
+    return from_torch(as_numpy, negative_log_evidence(A, C, spec) + prior)
 
 
 class _CollapsedAction:
@@ -225,14 +226,14 @@ class _CollapsedAction:
 
         d(-ln p)/dK = (V/2) M^{-1} + Z Z^T / (2 sigma^2),    d(-ln p)/dB = -Z / sigma^2,
 
-    then back through ``A`` (:class:`copylib.model.statistics._MomentProducts`) to the logits.
+    then back through ``A`` (:class:`copylib.model.statistics.BatchedReadoutMoments`) to the logits.
 
     C : float64 tensor ``(L, L, V, V)`` (shared by all chains) or ``(R, L, L, V, V)``.
     """
 
     def __init__(self, C: torch.Tensor, spec: ModelSpec, R: int):
         self.spec, self.R = spec, R
-        self.products = _MomentProducts(C, R, spec.cyclic)
+        self.products = BatchedReadoutMoments(C, R, spec.cyclic)
         V, L, s2, kappa = spec.V, spec.L, spec.sigma_sq, spec.kappa
         y2 = target_energy(C, torch.as_tensor(spec.target)).expand(R)
         P = sample_size(C).expand(R)
@@ -245,7 +246,7 @@ class _CollapsedAction:
         spec = self.spec
         V, s2 = spec.V, spec.sigma_sq
         G = g + b[:, None, None]
-        A = _attention(G, spec.kind, spec.causal)
+        A = attention_kind(spec.kind).forward(G, spec.causal)
         K, B = self.products.moments(A)
         chol, info = torch.linalg.cholesky_ex(K + self.kappa_eye)
         if bool((info != 0).any()):
@@ -257,7 +258,7 @@ class _CollapsedAction:
         Z = torch.linalg.solve_triangular(chol.transpose(1, 2), Zt, upper=True)
         dK = torch.cholesky_inverse(chol).mul_(0.5 * V).add_(torch.bmm(Z, Z.transpose(1, 2)), alpha=0.5 / s2)
         dA = self.products.backward(A, dK, Z / (-s2))
-        dG = _logit_backward(A, dA, spec.kind, spec.causal)
+        dG = attention_kind(spec.kind).backward(A, dA, spec.causal)
         dg = torch.add(dG, g, alpha=1.0 / spec.sigma_G**2)
         db = torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2)
         return E, dg, db
@@ -294,7 +295,7 @@ def negative_log_evidence_primal(X, Y, A, spec: ModelSpec):
     A : ``(L, L)`` (unbatched). Returns a scalar.
     """
     spec = check_spec(spec)
-    as_numpy, (X, Y, A) = _to_torch(X, Y, A, names=("X", "Y", "A"))
+    as_numpy, (X, Y, A) = to_torch(X, Y, A, names=("X", "Y", "A"))
     X, Y, A = X.double(), Y.double(), A.double()
     _check_data(X, Y, A, spec)
     Phi = _features(X, A)
@@ -306,7 +307,7 @@ def negative_log_evidence_primal(X, Y, A, spec: ModelSpec):
     del Sigma
     logdet = 2 * torch.log(torch.diagonal(chol)).sum() + n * math.log(2 * math.pi)
     Z = torch.linalg.solve_triangular(chol, Yf, upper=False)
-    return _back(as_numpy, 0.5 * spec.V * logdet + 0.5 * (Z**2).sum())
+    return from_torch(as_numpy, 0.5 * spec.V * logdet + 0.5 * (Z**2).sum())
 
 
 def negative_log_evidence_mc(X, Y, A, spec: ModelSpec, n_samples: int, rng: np.random.Generator,
@@ -341,7 +342,7 @@ def negative_log_evidence_mc(X, Y, A, spec: ModelSpec, n_samples: int, rng: np.r
     n_samples = check_int("n_samples", n_samples, 2)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     check_generator("rng", rng)
-    _, (X, Y, A) = _to_torch(X, Y, A, names=("X", "Y", "A"))
+    _, (X, Y, A) = to_torch(X, Y, A, names=("X", "Y", "A"))
     X, Y, A = X.double(), Y.double(), A.double()
     _check_data(X, Y, A, spec)
     V, s2 = spec.V, spec.sigma_sq

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
-from ..model.network import ModelSpec, check_spec, _back, _to_torch
+from ..model.network import ModelSpec, check_spec, from_torch, to_torch
 from ..model.task import shift_matrix
 
 __all__ = [
@@ -115,7 +115,7 @@ def invariants(A, cyclic: bool = True):
     """
     if not isinstance(cyclic, bool):
         raise TypeError(f"cyclic must be a bool, got {type(cyclic).__name__}")
-    as_numpy, (A,) = _to_torch(A, names=("A",))
+    as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
     T = _shift(L, cyclic, A)
     row = A.sum(-1)  # A 1, shape (..., L)
@@ -123,7 +123,7 @@ def invariants(A, cyclic: bool = True):
     alpha_2 = (row**2).sum(-1)
     gamma_1 = (A * T).sum((-1, -2))
     gamma_2 = (row * T.sum(-1)).sum(-1)
-    return tuple(_back(as_numpy, t) for t in (alpha_1, alpha_2, gamma_1, gamma_2))
+    return tuple(from_torch(as_numpy, t) for t in (alpha_1, alpha_2, gamma_1, gamma_2))
 
 
 def order_parameters(A):
@@ -149,14 +149,14 @@ def order_parameters(A):
     ``A_perp`` has zero row sums, i.e. when all row sums of ``A`` are equal
     (e.g. every row-stochastic ``A``).
     """
-    as_numpy, (A,) = _to_torch(A, names=("A",))
+    as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     m = A.sum((-1, -2)) / L
     q = ((A * S).sum((-1, -2)) - m) / (L - 1)  # <A, S - J/L> = <A, S> - 1^T A 1 / L
     A_perp = A - _attention_from_mq(m, q, L)
     r2 = (A_perp**2).sum((-1, -2))
-    return tuple(_back(as_numpy, t) for t in (m, q, r2))
+    return tuple(from_torch(as_numpy, t) for t in (m, q, r2))
 
 
 def _attention_from_mq(m: torch.Tensor, q: torch.Tensor, L: int) -> torch.Tensor:
@@ -174,11 +174,11 @@ def attention_from_order_parameters(m, q, L: int):
     matrices with ``A_perp = 0`` (then ``r2 = 0``).
     """
     L = check_int("L", L, 2)
-    as_numpy, (m, q) = _to_torch(m, q, names=("m", "q"))
+    as_numpy, (m, q) = to_torch(m, q, names=("m", "q"))
     check_finite("m", m)
     check_finite("q", q)
     dtype = _common_dtype((m, q))
-    return _back(as_numpy, _attention_from_mq(m.to(dtype), q.to(dtype), L))
+    return from_torch(as_numpy, _attention_from_mq(m.to(dtype), q.to(dtype), L))
 
 
 # --------------------------------------------------------------------------
@@ -199,14 +199,14 @@ def copy_attention(Delta, L: int):
     ``q = (L c - 1)/(L - 1)``, ``r2 = 0``.
     """
     L = check_int("L", L, 2)
-    as_numpy, (Delta,) = _to_torch(Delta, names=("Delta",))
+    as_numpy, (Delta,) = to_torch(Delta, names=("Delta",))
     check_finite("Delta", Delta)
     x = Delta - math.log(L - 1)
     c = torch.sigmoid(x)
     other = torch.sigmoid(-x) / (L - 1)
     S = _shift(L, True, Delta)
     A = other[..., None, None] + (c - other)[..., None, None] * S
-    return _back(as_numpy, A)
+    return from_torch(as_numpy, A)
 
 
 def copy_weight(A):
@@ -216,10 +216,10 @@ def copy_weight(A):
     quantity): ``c = 1/L`` for uniform pooling, ``c = 1`` for perfect copying.
     Equals ``gamma_1 / L`` of the cyclic task.
     """
-    as_numpy, (A,) = _to_torch(A, names=("A",))
+    as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
-    return _back(as_numpy, (A * S).sum((-1, -2)) / L)
+    return from_torch(as_numpy, (A * S).sum((-1, -2)) / L)
 
 
 def logit_gap(A):
@@ -231,7 +231,7 @@ def logit_gap(A):
     Raises ``ValueError`` if some ``c`` lies outside the open interval ``(0, 1)``
     (no finite gap reproduces it).
     """
-    as_numpy, (A,) = _to_torch(A, names=("A",))
+    as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
     S = _shift(L, True, A)
     c = (A * S).sum((-1, -2)) / L
@@ -243,7 +243,7 @@ def logit_gap(A):
             f"for a finite logit gap, got c = {cd[bad].flatten()[0].item()!r}"
         )
     Delta = math.log(L - 1) + torch.log(c) - torch.log1p(-c)
-    return _back(as_numpy, Delta)
+    return from_torch(as_numpy, Delta)
 
 
 # --------------------------------------------------------------------------
@@ -297,7 +297,7 @@ def plugin_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, includ
     """
     spec = check_spec(spec)
     include_constant = check_bool("include_constant", include_constant)
-    as_numpy, (a1, a2, g1, g2, P) = _to_torch(
+    as_numpy, (a1, a2, g1, g2, P) = to_torch(
         alpha_1, alpha_2, gamma_1, gamma_2, P, names=("alpha_1", "alpha_2", "gamma_1", "gamma_2", "P")
     )
     _check_nonnegative("alpha_1", a1)
@@ -319,7 +319,7 @@ def plugin_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, includ
     if include_constant:
         n_targets = spec.L if spec.cyclic else spec.L - 1  # tr T^T T
         S = S + P * n_targets / (2 * sig2)
-    return _back(as_numpy, S)
+    return from_torch(as_numpy, S)
 
 
 def plugin_action_of_attention(A, P, spec: ModelSpec, include_constant: bool = False):
@@ -328,7 +328,7 @@ def plugin_action_of_attention(A, P, spec: ModelSpec, include_constant: bool = F
     Uses ``invariants(A, spec.cyclic)``. Returns shape ``(...)`` (broadcast with ``P``).
     """
     spec = check_spec(spec)
-    as_numpy, (A_t,) = _to_torch(A, names=("A",))
+    as_numpy, (A_t,) = to_torch(A, names=("A",))
     _check_attention("A", A_t, spec.L)
     inv = invariants(A, spec.cyclic)
     return plugin_action(*inv, P, spec, include_constant=include_constant)
@@ -353,13 +353,13 @@ def prior_action_linear(m, q, spec: ModelSpec):
     exact marginal prior of ``(m, q)``.
     """
     spec = check_spec(spec)
-    as_numpy, (m, q) = _to_torch(m, q, names=("m", "q"))
+    as_numpy, (m, q) = to_torch(m, q, names=("m", "q"))
     check_finite("m", m)
     check_finite("q", q)
     L = spec.L
     s_p2 = spec.sigma_b**2 + spec.sigma_G**2 / L**2
     s_c2 = spec.sigma_G**2 / L**2
-    return _back(as_numpy, m**2 / (2 * s_p2) + (L - 1) * q**2 / (2 * s_c2))
+    return from_torch(as_numpy, m**2 / (2 * s_p2) + (L - 1) * q**2 / (2 * s_c2))
 
 
 def prior_action_softmax(Delta, spec: ModelSpec):
@@ -374,9 +374,9 @@ def prior_action_softmax(Delta, spec: ModelSpec):
     rows; the Gaussian prior ``|g|^2/(2 sigma_G^2)`` gives the result.
     """
     spec = check_spec(spec)
-    as_numpy, (Delta,) = _to_torch(Delta, names=("Delta",))
+    as_numpy, (Delta,) = to_torch(Delta, names=("Delta",))
     check_finite("Delta", Delta)
-    return _back(as_numpy, (spec.L - 1) * Delta**2 / (2 * spec.sigma_G**2))
+    return from_torch(as_numpy, (spec.L - 1) * Delta**2 / (2 * spec.sigma_G**2))
 
 
 def subspace_coverage(A, center) -> tuple[float, float]:
