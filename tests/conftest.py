@@ -4,7 +4,7 @@
   derandomised: every run draws the same examples, so a CI failure reproduces
   locally and the run time is stable. ``explore`` draws fresh random examples
   with five times the budget of each test; run it locally to hunt for new
-  counterexamples: ``HYPOTHESIS_PROFILE=explore pytest tests/test_properties*.py``.
+  counterexamples: ``HYPOTHESIS_PROFILE=explore pytest tests -k properties``.
 * ``built_site``: the built website (one clean build per test session).
 * ``one_thread``: torch on one intra-op thread for a module of tiny tensors
   (``pytestmark = pytest.mark.usefixtures("one_thread")``).
