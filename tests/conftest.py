@@ -75,6 +75,7 @@ def built_site(tmp_path_factory) -> Path:
         pytest.fail(build_failure_report(run.returncode, run.stdout + run.stderr))
     return out / "_build" / "html"
 
+
 # Sphinx's own markers; with -W every WARNING line is a reason the build failed.
 _PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|Traceback|Error:")
 
