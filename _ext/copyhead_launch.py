@@ -3,7 +3,7 @@
 sphinx-book-theme builds its Colab link from the page's own source file, and
 Colab opens only ``.ipynb`` files, while the chapters are MyST Markdown. The
 Colab notebooks live in ``notebooks/<chapter>.ipynb`` (made by
-``_ext/notebooks.py``); this extension links there. It runs after the theme's
+``tools/notebooks.py``); this extension links there. It runs after the theme's
 own launch buttons (priority 501) and appends to their group.
 """
 

@@ -4,18 +4,22 @@
   derandomised: every run draws the same examples, so a CI failure reproduces
   locally and the run time is stable. ``explore`` draws fresh random examples
   with five times the budget of each test; run it locally to hunt for new
-  counterexamples: ``HYPOTHESIS_PROFILE=explore pytest tests/test_properties*.py``.
+  counterexamples: ``HYPOTHESIS_PROFILE=explore pytest tests -k properties``.
 * ``built_site``: the built website (one clean build per test session).
+* ``one_thread``: torch on one intra-op thread for a module of tiny tensors
+  (``pytestmark = pytest.mark.usefixtures("one_thread")``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import HealthCheck, settings
 
 
@@ -33,6 +37,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Torch on one intra-op thread for the module that asks (restored after).
+
+    Modules of tiny tensors: a second thread only adds synchronisation, and thrashes
+    on a busy machine.
+    """
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +72,21 @@ def built_site(tmp_path_factory) -> Path:
            "--path-output", str(out), "-W", "-n", "--keep-going"]
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     if run.returncode != 0:
-        tail = (run.stdout + run.stderr)[-6000:]
-        pytest.fail(f"book build failed (exit {run.returncode}):\n{tail}")
+        pytest.fail(build_failure_report(run.returncode, run.stdout + run.stderr))
     return out / "_build" / "html"
+
+
+# Sphinx's own markers; with -W every WARNING line is a reason the build failed.
+_PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|Traceback|Error:")
+
+
+def build_failure_report(returncode: int, log: str, tail_chars: int = 6000) -> str:
+    """Every WARNING/ERROR line of a failed build's ``log``, then the log's last ``tail_chars``.
+
+    With ``--keep-going`` the warnings that fail a -W build are spread through a long
+    log; its tail alone shows only the summary.
+    """
+    problems = [line for line in log.splitlines() if _PROBLEM.search(line)]
+    listed = "\n".join(problems) if problems else "(none found)"
+    return (f"book build failed (exit {returncode}); {len(problems)} warning/error line(s):\n{listed}\n"
+            f"--- last {tail_chars} characters of the log ---\n{log[-tail_chars:]}")

@@ -1,4 +1,4 @@
-"""Strategies and helpers shared by the property tests (``tests/**/test_*_properties.py`` and ``tests/test_properties_core.py``).
+"""Strategies and helpers shared by the property tests (``tests/**/test_*_properties.py``).
 
 Conventions of the property suite:
 
@@ -18,6 +18,7 @@ import re
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,10 @@ def covers(*functions):
 def raises_naming(name: str, exc=(ValueError, TypeError)):
     """``pytest.raises`` for an error whose message names ``name`` as a whole word."""
     return pytest.raises(exc, match=rf"(?<![\w.]){re.escape(name)}(?!\w)")
+
+
+# Sizes L, V of the model tests.
+sizes = st.integers(2, 6)
 
 
 # --------------------------------------------------------------------------
@@ -146,6 +151,17 @@ def cooccurrence_of(P: int, spec: cl.ModelSpec, seed: int) -> np.ndarray:
     return cl.cooccurrence(X)
 
 
+# A wrong shape for each array parameter of the statistics and losses (valid ones: statistics_args).
+WRONG_SHAPES = {"A": np.eye(4), "W": np.zeros((2, 3)), "C": np.zeros((3, 3, 2)), "T": np.eye(4), "X": np.zeros((3, 2)),
+                "M": np.zeros((2, 3))}
+
+
+def statistics_args() -> dict:
+    """Valid ``A, W, C, T, X`` for ``L = 3, V = 2`` (two sequences), one per parameter name."""
+    X = cl.copy_task(2, 3, 2, np.random.default_rng(0))[0]
+    return {"A": np.eye(3), "W": np.eye(2), "C": cl.cooccurrence(X), "T": cl.shift_matrix(3), "X": X}
+
+
 def finite_arrays(shape, lo=-5.0, hi=5.0):
     """Float64 arrays of ``shape`` with entries in ``[lo, hi]`` (no NaN/inf)."""
     from hypothesis.extra.numpy import arrays
@@ -156,3 +172,23 @@ def finite_arrays(shape, lo=-5.0, hi=5.0):
 def assert_finite(x, what: str = "output"):
     x = np.asarray(x.detach() if hasattr(x, "detach") else x, dtype=np.float64)
     assert np.isfinite(x).all(), f"{what} is not finite: {x}"
+
+
+# --------------------------------------------------------------------------
+# numpy in, numpy out; torch in, torch out (copylib.model)
+# --------------------------------------------------------------------------
+
+
+def as_input(x, use_torch: bool):
+    """``x`` as a torch tensor or unchanged (numpy), for the functions that take either."""
+    return torch.as_tensor(x) if use_torch else x
+
+
+def check_out(out, shape, use_torch: bool):
+    """``out`` is float64 of ``shape``, finite, and of the input's library."""
+    if use_torch:
+        assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
+    else:
+        assert isinstance(out, np.ndarray) and out.dtype == np.float64
+    assert tuple(out.shape) == shape
+    assert_finite(out)

@@ -19,8 +19,16 @@ import copylib
 from props_helpers import COVERED
 
 PROPERTY_MODULES = (
-    "test_properties_core",
+    "test_arguments_properties",
+    "test_config_properties",
+    "test_plotting_properties",
+    "test_task_properties",
+    "test_network_properties",
+    "test_statistics_properties",
+    "test_losses_properties",
+    "test_transitions_properties",
     "test_attention_properties",
+    "test_cache_properties",
     "test_evidence_properties",
     "test_linear_theory_properties",
     "test_softmax_theory_properties",

@@ -24,7 +24,7 @@ def _load(name: str, path: Path):
     return module
 
 
-notebooks = _load("copyhead_notebooks", ROOT / "_ext" / "notebooks.py")
+notebooks = _load("copyhead_notebooks", ROOT / "tools" / "notebooks.py")
 launch = _load("copyhead_launch", ROOT / "_ext" / "copyhead_launch.py")
 CHAPTERS = notebooks.chapters()
 
@@ -51,7 +51,7 @@ def test_colab_notebooks_are_up_to_date():
     stale = [c.stem for c in CHAPTERS
              if (ROOT / "notebooks" / f"{c.stem}.ipynb").read_text(encoding="utf-8")
              != notebooks.colab_notebook(c)]
-    assert not stale, f"regenerate with `python _ext/notebooks.py`: {stale}"
+    assert not stale, f"regenerate with `python tools/notebooks.py`: {stale}"
 
 
 def test_colab_notebook_is_the_chapter_plus_one_setup_cell():

@@ -33,13 +33,7 @@ from copylib.inference.langevin import (
 K_SIGMA = 4.5
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: intra-op threads only add overhead (and thrash on a busy machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: torch on one thread (tests/conftest.py)
 
 
 # --------------------------------------------------------------------------

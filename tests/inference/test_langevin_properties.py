@@ -38,12 +38,7 @@ seeds = st.integers(0, 2**32 - 1)
 tiny_specs = specs(L=st.integers(2, 4), V=st.integers(2, 3))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: torch on one thread (tests/conftest.py)
 
 
 def _gaussian(p):

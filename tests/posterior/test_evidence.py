@@ -20,13 +20,7 @@ from copylib.posterior.evidence import (
 KINDS = ("linear", "softmax")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """All sizes here are tiny: intra-op threads only add synchronisation (restored after)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: torch on one thread (tests/conftest.py)
 
 
 def _data(P, L, V, seed, cyclic=True):

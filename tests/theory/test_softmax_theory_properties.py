@@ -44,12 +44,7 @@ softmax_specs = specs("softmax", L=st.integers(2, 16), V=st.integers(2, 5))
 seeds = st.integers(0, 2**32 - 1)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: torch on one thread (tests/conftest.py)
 
 
 def _noise(spec, version, seed, n_draws=64):

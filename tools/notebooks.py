@@ -1,8 +1,8 @@
 """Write notebooks/<chapter>.ipynb, the Colab copies of the chapters.
 
-Usage (from the repository root): ``python _ext/notebooks.py`` writes them,
-``python _ext/notebooks.py --check`` exits 1 if any is missing or out of date
-(tests/test_launch.py runs the same comparison).
+Usage (from the repository root): ``python tools/notebooks.py`` writes them,
+``python tools/notebooks.py --check`` exits 1 if any is missing or out of date
+(tests/book/test_launch.py runs the same comparison).
 
 Each notebook is the chapter read by jupytext, without outputs, with one setup
 cell in front: on Colab it clones the repository, installs copylib without
@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
             target.parent.mkdir(exist_ok=True)
             target.write_text(text, encoding="utf-8")
     if stale:
-        print("out of date (run `python _ext/notebooks.py`):", *stale, sep="\n  ")
+        print("out of date (run `python tools/notebooks.py`):", *stale, sep="\n  ")
         return 1
     return 0
 

@@ -2,8 +2,8 @@
 
 Usage, after a build (``jupyter-book build . -W -n --keep-going``), from the repository root::
 
-    python _ext/screenshots.py                       # the two default chapters
-    python _ext/screenshots.py book/copy_task ...    # any pages (without .html)
+    python tools/screenshots.py                       # the two default chapters
+    python tools/screenshots.py book/copy_task ...    # any pages (without .html)
 
 Writes ``_build/screenshots/<page>.png`` and prints the paths.
 """
