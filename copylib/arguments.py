@@ -29,8 +29,11 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """Return ``value`` as ``float`` if it is finite and > 0 (or >= 0)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
     bound = ">= 0" if allow_zero else "> 0"
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond the float range is not finite as a float
+        raise ValueError(f"{name} must be finite and {bound}, got an integer too large for a float") from None
     if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be finite and {bound}, got {value}")
     return value
@@ -45,6 +48,8 @@ def check_bool(name: str, value) -> bool:
 
 def check_generator(name: str, rng, kind: str = "numpy"):
     """Require an explicit random generator: every draw in copylib goes through one."""
+    if kind not in ("numpy", "torch"):
+        raise ValueError(f"kind must be 'numpy' or 'torch', got {kind!r}")
     if kind == "numpy" and not isinstance(rng, np.random.Generator):
         raise TypeError(f"{name} must be a numpy.random.Generator, got {type(rng).__name__}")
     if kind == "torch" and not isinstance(rng, torch.Generator):
@@ -100,9 +105,11 @@ def check_shape(name: str, array, shape: tuple, source: str | None = None) -> No
 
 def check_P_range(P_range) -> tuple[float, float]:
     """Return ``(P_min, P_max)`` if ``P_range`` is a pair of finite numbers with ``0 < P_min < P_max``."""
+    if isinstance(P_range, (str, bytes)):
+        raise ValueError(f"P_range must be a pair (P_min, P_max), got {P_range!r}")
     try:
         a, b = (float(x) for x in P_range)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"P_range must be a pair (P_min, P_max), got {P_range!r}") from None
     if not (math.isfinite(a) and math.isfinite(b) and 0 < a < b):
         raise ValueError(f"P_range must satisfy 0 < P_min < P_max (finite), got {P_range!r}")

@@ -276,3 +276,28 @@ def test_check_P_range_rejects(data):
         value = data.draw(st.sampled_from([None, 5.0, ("a", "b"), (None, 2.0), ([1.0], 2.0), {"P": 1}]))
     with raises_naming("P_range", ValueError):
         arguments.check_P_range(value)
+
+
+@covers(arguments.check_positive, arguments.check_P_range)
+@budget(20)
+@given(name=names, exponent=st.integers(309, 2000), sign=st.sampled_from([1, -1]))
+def test_integers_beyond_the_float_range_are_rejected_by_name(name, exponent, sign):
+    # float(10**400) raises OverflowError: the checks turn it into the documented ValueError
+    with raises_naming(name, ValueError):
+        arguments.check_positive(name, sign * 10**exponent)
+    with raises_naming("P_range", ValueError):
+        arguments.check_P_range((1, sign * 10**exponent))
+
+
+@covers(arguments.check_P_range)
+@given(text=st.sampled_from(["12", "19", b"12", "1e3"]))
+def test_a_string_is_not_a_P_range(text):
+    with raises_naming("P_range", ValueError):
+        arguments.check_P_range(text)
+
+
+@covers(arguments.check_generator)
+@given(kind=st.one_of(st.text(max_size=6).filter(lambda k: k not in ("numpy", "torch")), st.none()))
+def test_check_generator_rejects_an_unknown_kind(kind):
+    with raises_naming("kind", ValueError):
+        arguments.check_generator("rng", np.random.default_rng(0), kind=kind)
