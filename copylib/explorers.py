@@ -17,7 +17,7 @@ from .model.network import ModelSpec
 from .posterior.order_parameters import copy_weight, order_parameters
 
 LINEAR_VERSIONS = ("mean_field", "fluct", "map")
-SOFTMAX_VERSIONS = ("bayes", "map", "energy")  # "fluct" needs sampled row noise: see the chapter
+SOFTMAX_VERSIONS = ("mean_field", "map", "energy")  # "fluct" needs sampled row noise: see the chapter
 
 
 def _check_version(kind: str, version: str | None) -> str:
@@ -105,7 +105,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     return fig
 
 
-def softmax_branches(P_grid, spec: ModelSpec, version: str = "bayes"):
+def softmax_branches(P_grid, spec: ModelSpec, version: str = "mean_field"):
     """Every local minimum ``Delta`` of the softmax action at each ``P`` of ``P_grid``.
 
     Returns ``(P, Delta, is_global)``: three flat arrays, one entry per

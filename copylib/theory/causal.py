@@ -28,7 +28,7 @@ description of the rows (:class:`CopyRows`: competitors per row, extra rows
 without a target, number of targets), so that the cyclic case of
 :mod:`copylib.theory.softmax` is a built-in reference.
 
-Versions (as in :mod:`copylib.theory.softmax`): ``"bayes"`` (readout integrated
+Versions (as in :mod:`copylib.theory.softmax`): ``"mean_field"`` (readout integrated
 out, the Occam log-determinants kept) and ``"map"`` (readout minimised: the same
 action without the two log-determinant terms).
 
@@ -77,7 +77,7 @@ __all__ = [
     "row_gap_branches",
 ]
 
-VERSIONS = ("bayes", "map")
+VERSIONS = ("mean_field", "map")
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ def copy_state_invariants(Delta, spec: ModelSpec):
 def _data_coefficients(P, spec, version):
     V = spec.V
     eps = V * spec.kappa / P
-    a = V * (V - 1) / 2 if version == "bayes" else 0.0
+    a = V * (V - 1) / 2 if version == "mean_field" else 0.0
     b = P * (V - 1) / (2 * spec.sigma_sq * V)
     return eps, a, b
 
@@ -199,13 +199,13 @@ def _data_action(a1, g1, P, spec, rows, version):
     return occam - P / (2 * spec.sigma_sq * V) * ((V - 1) * g1**2 / (a1 + eps) + nT**2 / (L + eps))
 
 
-def gap_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", order: int = 0):
+def gap_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", order: int = 0):
     """Reduced action ``F(Delta; P)`` of the uniform-gap copy family, in nats.
 
     ``F = S_v(alpha_1(Delta), L, gamma_1(Delta), n_T; P) + k Delta^2 / 2`` with
     ``k = sum_l (1 - 1/(n_l + 1)) / sigma_G^2`` (``(L-1)/sigma_G^2`` cyclic,
     ``(L - H_L)/sigma_G^2`` causal) and ``S_v`` the plug-in data action
-    (``"bayes"``) or that without its log-determinants (``"map"``). For a cyclic
+    (``"mean_field"``) or that without its log-determinants (``"map"``). For a cyclic
     spec this is :func:`copylib.theory.softmax.reduced_action` (tested).
 
     Delta, P : broadcastable arrays (``P > 0``); order : 0, 1 or 2.
@@ -348,7 +348,7 @@ def _noise_for(noise, rows) -> tuple:
     return noise.shift, noise.rho
 
 
-def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "bayes", noise: RowGapNoise | None = None):
+def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "mean_field", noise: RowGapNoise | None = None):
     """Reduced action of the per-row copy family and its gradient.
 
     ``F(Delta_1, ..., Delta_n) = S_v(alpha_1, L, gamma_1, n_T; P)
@@ -427,7 +427,7 @@ def _minima(P, spec, rows, version, grid):
     return D, np.atleast_1d(F)
 
 
-def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "bayes"):
+def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field"):
     """All local minima of :func:`gap_action` over ``Delta in [0, 20]``.
 
     Sign changes of ``F'`` on a grid of 4001 points, refined by brentq. Returns
@@ -457,7 +457,7 @@ class UniformGapTransition:
     copy_weight: tuple
 
 
-def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(10.0, 1e5),
+def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_range=(10.0, 1e5),
                            n_scan: int = 300) -> UniformGapTransition:
     """Spinodals and ``P3`` of the uniform-gap family.
 
@@ -538,7 +538,7 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(
 # --------------------------------------------------------------------------
 
 
-def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "bayes",
+def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "mean_field",
                     noise: RowGapNoise | None = None):
     """A local minimum of :func:`row_gap_action` reached from ``start`` (L-BFGS-B, gaps in ``[0, 30]``).
 
@@ -588,7 +588,7 @@ class RowGapBranches:
     P3: float
 
 
-def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "bayes", copy_start: float = 5.0,
+def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "mean_field", copy_start: float = 5.0,
                      tol: float = 1e-3, noise: RowGapNoise | None = None) -> RowGapBranches:
     """Follow the minima of the per-row family up and down a grid of ``P`` (continuation).
 

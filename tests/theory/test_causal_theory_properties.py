@@ -211,7 +211,7 @@ def test_causal_theory_invalid(data):
     name = data.draw(st.sampled_from(_USES[which]))
     spec = cl.ModelSpec(5, 3, kind="softmax", cyclic=False, causal=True)
     args = {"spec": spec, "Delta": np.full(4, 1.0) if which == "row_gap_action" else np.array([0.5, 1.0]),
-            "P": 50.0, "version": "bayes", "start": 1.0, "P_grid": np.array([10.0, 20.0]),
+            "P": 50.0, "version": "mean_field", "start": 1.0, "P_grid": np.array([10.0, 20.0]),
             "P_range": (10.0, 100.0), "n_scan": 5}
     bad = {
         "spec": st.one_of(bad_spec(), st.just(cl.ModelSpec(5, 3, kind="linear")), st.just(cl.ModelSpec(5, 3, cyclic=False))),

@@ -99,7 +99,7 @@ def test_reduced_action_valid(spec, version, P, seed, Delta):
     scale = np.abs(F).max() + 1
     np.testing.assert_allclose(F1, (Fp - Fm) / (2 * h), rtol=1e-5, atol=1e-9 * scale / h)
     np.testing.assert_allclose(F2, (Fp - 2 * F + Fm) / h**2, rtol=1e-3, atol=1e-8 * scale / h**2)
-    if version == "bayes":
+    if version == "mean_field":
         # documented identity with the plug-in action of the copy-state attention
         from copylib.posterior.order_parameters import plugin_action_of_attention, copy_attention, prior_action_softmax
 
@@ -136,7 +136,7 @@ def test_action_minima_valid(spec, version, P, seed):
 
 @covers(st_.spinodals, st_.first_order_point, st_.Spinodals, st_.FirstOrderPoint)
 @budget(4)
-@given(L=st.integers(32, 48), V=st.integers(2, 5), version=st.sampled_from(["bayes", "map", "energy"]))
+@given(L=st.integers(32, 48), V=st.integers(2, 5), version=st.sampled_from(["mean_field", "map", "energy"]))
 def test_first_order_point_valid(L, V, version):
     # L >= 32 has a first-order jump for these versions and V (module docstring: first L with a
     # jump <= 24 at V = 4). n_scan = 200 steps by 8 % in P: finer than the coexistence window
@@ -259,17 +259,17 @@ def _call(which, name, data):
     arrays = {"Delta": np.array([0.0, 1.0]), "P": np.array([10.0, 20.0]), "A": np.full((4, 4), 0.25),
               "P_grid": np.array([1.0, 10.0])}
     calls = {
-        "reduced_action": (["Delta", "P"], {"version": "bayes", "noise": None}),
+        "reduced_action": (["Delta", "P"], {"version": "mean_field", "noise": None}),
         "reduced_action_derivatives": (["Delta", "P"], {"version": "fluct", "noise": _NOISE}),
-        "copy_weight_of_gap": (["Delta"], {"version": "bayes", "noise": None}),
-        "state_loss": (["Delta", "P"], {"version": "bayes", "noise": None}),
+        "copy_weight_of_gap": (["Delta"], {"version": "mean_field", "noise": None}),
+        "state_loss": (["Delta", "P"], {"version": "mean_field", "noise": None}),
         "plugin_readout": (["A", "P"], {}),
-        "action_minima": ([], {"P": 10.0, "version": "bayes", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
-        "spinodals": ([], {"version": "bayes", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
+        "action_minima": ([], {"P": 10.0, "version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
+        "spinodals": ([], {"version": "mean_field", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
                            "Delta_max": 5.0, "n_grid": 21}),
-        "first_order_point": ([], {"version": "bayes", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
+        "first_order_point": ([], {"version": "mean_field", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
                                    "Delta_max": 5.0, "n_grid": 21}),
-        "order_parameter_curve": (["P_grid"], {"version": "bayes", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
+        "order_parameter_curve": (["P_grid"], {"version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
         "row_noise": ([], {"rng": np.random.default_rng(0), "n_draws": 8, "std": None}),
         "transverse_average": ([], {"Delta": 1.0, "P": 10.0, "rng": np.random.default_rng(0), "n_samples": 4,
                                     "std": None}),
@@ -285,7 +285,7 @@ def _call(which, name, data):
     if name == "spec":
         args[name] = data.draw(st.one_of(bad_spec(), st.just(cl.ModelSpec(L=4, V=3, kind="linear"))))
     elif name == "version":
-        args[name] = data.draw(st.sampled_from(["Bayes", "mean_field", None, 2]))
+        args[name] = data.draw(st.sampled_from(["Bayes", "bayes", None, 2]))
     elif name == "noise":
         # fluct needs a RowNoise of the spec's L; the other versions take none
         if args.get("version") == "fluct":
