@@ -27,6 +27,7 @@ PROPERTY_MODULES = (
     "test_site_properties",
     "test_scaling_properties",
     "test_causal_theory_properties",
+    "test_plugin_loss_properties",
 )
 
 

@@ -236,7 +236,7 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     """``P`` at which the copy share of the plug-in posterior means reaches ``share``.
 
     The copy share of the posterior is ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])``
-    with the moments of :func:`copylib.analysis.linear.plugin_posterior_moments`
+    with the moments of :func:`copylib.theory.linear_marginal.plugin_posterior_moments`
     (the posterior integrated over every order parameter, no saddle point): the
     posterior counterpart of :func:`copylib.theory.linear.p2_numerical`. Brent's root
     finder in ``ln P`` inside ``P_bracket``, to relative precision ``rtol`` in ``P``.
@@ -246,7 +246,7 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     ArithmeticError
         If the share does not cross ``share`` inside ``P_bracket``.
     """
-    from ..analysis.linear import plugin_posterior_moments
+    from ..theory.linear_marginal import plugin_posterior_moments
 
     share = check_positive("share", share)
     if not share < 1:

@@ -94,7 +94,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +107,7 @@ from ..model.network import ModelSpec, check_spec
 from ..posterior.order_parameters import plugin_action, invariants
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
+from .plugin_loss import row_stochastic_plugin_loss
 
 __all__ = [
     "VERSIONS",
@@ -508,16 +508,6 @@ def plugin_readout(A, P, spec: ModelSpec):
     return np.linalg.solve(M, rhs)
 
 
-def _loss_from_invariants(a1, g1, P, spec):
-    """Expected loss of a row-stochastic state from its (mean) invariants, plug-in readout."""
-    L, V, nT = spec.L, spec.V, _n_targets(spec)
-    eps = V * spec.kappa / P
-    w_perp = g1 / (a1 + eps)
-    w_1 = nT / (L + eps)
-    quad = (V - 1) * (w_perp**2 * a1 - 2 * w_perp * g1) + (w_1**2 * L - 2 * w_1 * nT)
-    return (quad / V + nT) / L
-
-
 def state_loss(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
     """Test loss per position of the state ``Delta`` with its plug-in readout at ``P``.
 
@@ -541,7 +531,7 @@ def state_loss(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise:
     P = _check_P(P)
     rows = _rows_for(version, spec, noise)
     cs, a2s = _row_averages(Delta, rows, 0)
-    return _loss_from_invariants(spec.L * a2s[0], _n_targets(spec) * cs[0], P, spec)
+    return row_stochastic_plugin_loss(spec.L * a2s[0], _n_targets(spec) * cs[0], P, spec)
 
 
 # --------------------------------------------------------------------------

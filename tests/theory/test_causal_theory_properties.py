@@ -217,7 +217,7 @@ def test_causal_theory_invalid(data):
         "spec": st.one_of(bad_spec(), st.just(cl.ModelSpec(5, 3, kind="linear")), st.just(cl.ModelSpec(5, 3, cyclic=False))),
         "Delta": st.sampled_from([np.array([math.nan, 1.0]), np.array([math.inf]), None, "x"]),
         "P": st.sampled_from([0.0, -1.0, math.nan, math.inf, None, "10"]),
-        "version": st.sampled_from(["fluct", "energy", None, 1]),
+        "version": st.sampled_from(["fluct", "energy", "bayes", None, 1]),
         "start": st.sampled_from([math.nan, np.zeros(3), None]),
         "P_grid": st.sampled_from([np.array([20.0, 10.0]), np.array([10.0]), np.array([0.0, 1.0]), None]),
         "P_range": st.sampled_from([(10.0, 1.0), (0.0, 5.0), (1.0, math.inf)]),

@@ -310,7 +310,7 @@ def test_bad_input(noise):
     with pytest.raises(ValueError, match="kind"):
         first_order_point(ModelSpec(L=8, V=2, kind="linear"))
     with pytest.raises(ValueError, match="version"):
-        reduced_action(1.0, 10.0, SPEC, version="mean_field")
+        reduced_action(1.0, 10.0, SPEC, version="bayes")
     with pytest.raises(TypeError, match="noise"):
         reduced_action(1.0, 10.0, SPEC, version="fluct")
     with pytest.raises(ValueError, match="noise"):

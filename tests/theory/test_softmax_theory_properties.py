@@ -832,33 +832,3 @@ def test_row_cumulants_extreme_scales(spec, seed):
         return
     for x in (cum.phi, cum.mean, cum.cov):
         assert_finite(x)
-
-
-@covers(se.loss_of_invariants)
-@budget(30)
-@given(spec=exact_specs, P=log_uniform(1e-3, 1e6), seed=seeds, n=st.integers(1, 5))
-def test_loss_of_invariants_valid(spec, P, seed, n):
-    g = spec.sigma_G * np.random.default_rng(seed).normal(size=(n, spec.L, spec.L))
-    A = cl.attention(g, "softmax")
-    a1 = (A**2).sum((-1, -2))
-    g1 = np.einsum("nij,ij->n", A, cl.shift_matrix(spec.L))
-    loss = se.loss_of_invariants(a1, g1, P, spec)
-    assert loss.shape == (n,)
-    assert_finite(loss)
-    assert (loss >= -1e-12).all()  # an expected squared error
-
-
-@covers(se.loss_of_invariants)
-@budget(30)
-@given(data=st.data())
-def test_loss_of_invariants_invalid(data):
-    spec = cl.ModelSpec(L=4, V=3, kind="softmax")
-    args = {"alpha_1": np.array([1.5]), "gamma_1": np.array([1.0]), "P": 10.0, "spec": spec}
-    name = data.draw(st.sampled_from(sorted(args)))
-    if name == "spec":
-        args[name] = data.draw(bad_spec())
-    else:
-        bad = {"alpha_1": [0.5, 5.0, math.nan], "gamma_1": [-1.0, 4.5, math.inf], "P": [0.0, -1.0, math.nan]}[name]
-        args[name] = data.draw(st.sampled_from(bad + ["x", None]))
-    with raises_naming(name):
-        se.loss_of_invariants(**args)
