@@ -58,6 +58,7 @@ from scipy.special import expit
 
 from ..arguments import as_real_array, check_int, check_positive
 from ..model.network import ModelSpec, check_spec
+from .reduced_action import grid_minimum_points, inflection_pair
 
 __all__ = [
     "VERSIONS",
@@ -416,13 +417,12 @@ class _Grid:
 def _minima(P, spec, rows, version, grid):
     x = grid.x
     _, Fp = grid.parts(P, spec, rows, version, 1)
-    out = []
-    if Fp[0] >= 0:
-        out.append(0.0)
-    for i in np.flatnonzero((Fp[:-1] < 0) & (Fp[1:] >= 0)):
+    points, brackets = grid_minimum_points(Fp)
+    out = [float(x[k]) for k in points]
+    for i in brackets:
         out.append(brentq(lambda d: float(_gap_parts(d, P, spec, rows, version, 1)[1]), x[i], x[i + 1],
                           xtol=1e-13))
-    D = np.asarray(out)
+    D = np.sort(np.asarray(out))
     F = _gap_parts(D, P, spec, rows, version, 0)[0] if D.size else np.empty(0)
     return D, np.atleast_1d(F)
 
@@ -482,13 +482,6 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
     def coexist(P):
         """Two minima exactly when F' has a local max above 0 followed by a local min below 0."""
         F2 = grid.parts(P, spec, rows, version, 2)[2]
-        down = np.flatnonzero((F2[:-1] > 0) & (F2[1:] <= 0))
-        if down.size == 0:
-            return False
-        up = np.flatnonzero((F2[:-1] < 0) & (F2[1:] >= 0))
-        up = up[up > down[0]]
-        if up.size == 0:
-            return False
 
         def f2(d):
             return float(_gap_parts(d, P, spec, rows, version, 2)[2])
@@ -496,9 +489,8 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
         def f1(d):
             return float(_gap_parts(d, P, spec, rows, version, 1)[1])
 
-        hump = brentq(f2, x[down[0]], x[down[0] + 1], xtol=1e-14)
-        dip = brentq(f2, x[up[0]], x[up[0] + 1], xtol=1e-14)
-        return f1(hump) > 0 > f1(dip)
+        pair = inflection_pair(x, F2, f2)
+        return pair is not None and f1(pair[0]) > 0 > f1(pair[1])
 
     Ps = np.geomspace(lo, hi, n_scan)
     two = np.array([coexist(P) for P in Ps])

@@ -108,6 +108,7 @@ from ..posterior.order_parameters import plugin_action, invariants
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
 from .plugin_loss import row_stochastic_plugin_loss
+from .reduced_action import grid_minimum_points, inflection_pair
 
 __all__ = [
     "VERSIONS",
@@ -562,17 +563,12 @@ def _minima_many(Ps, spec, version, noise, grid):
         _, Fp = grid.parts(block[:, None], 1)
         for j, row in enumerate(Fp):
             i_P = start + j
-            if row[0] >= 0:  # boundary minimum at Delta = 0
-                fixed.append((i_P, 0.0))
-            for i in np.flatnonzero((row[:-1] < 0) & (row[1:] >= 0)):
-                if row[i + 1] == 0:  # the grid point is the root
-                    fixed.append((i_P, float(x[i + 1])))
-                else:
-                    lo.append(i)
-                    P_of.append(block[j])
-                    owner.append(i_P)
-            if row[-1] < 0:
-                fixed.append((i_P, float(x[-1])))  # boundary minimum at Delta_max (raise Delta_max)
+            # a minimum at Delta_max means F still decreases there (raise Delta_max)
+            points, brackets = grid_minimum_points(row, right_end=True)
+            fixed += [(i_P, float(x[k])) for k in points]
+            lo += brackets.tolist()
+            P_of += [block[j]] * brackets.size
+            owner += [i_P] * brackets.size
     roots = [(i_P, d) for i_P, d in fixed]
     if lo:
         lo = np.asarray(lo)
@@ -629,18 +625,7 @@ def _inflections(P, spec, version, noise, grid):
     def fpp(d):
         return float(_action_parts(np.asarray(d), P, spec, version, noise, 2)[2])
 
-    down = np.flatnonzero((Fpp[:-1] > 0) & (Fpp[1:] <= 0))  # F' has a local max
-    up = np.flatnonzero((Fpp[:-1] < 0) & (Fpp[1:] >= 0))  # F' has a local min
-    if down.size == 0 or up.size == 0:
-        return None
-    i = down[0]
-    later = up[up > i]
-    if later.size == 0:
-        return None
-    j = later[0]
-    hump = brentq(fpp, grid[i], grid[i + 1], xtol=1e-14)
-    dip = brentq(fpp, grid[j], grid[j + 1], xtol=1e-14)
-    return hump, dip
+    return inflection_pair(grid.x, Fpp, fpp)
 
 
 def _fprime(d, P, spec, version, noise):

@@ -89,6 +89,7 @@ from scipy.stats import qmc
 from ..arguments import as_real_array, check_bool, check_generator, check_int, check_P_range, check_positive
 from ..model.network import ModelSpec, check_spec
 from .plugin_loss import row_stochastic_plugin_loss
+from .reduced_action import downward_crossings, upward_crossings
 
 __all__ = [
     "RowCumulants",
@@ -627,8 +628,13 @@ class MarginalBranches:
 def _local_minima(U, tol, max_nats):
     """Indices of interior local minima of ``U`` (shifted to minimum 0) that lie below ``max_nats``
     and whose depth (to the neighbouring maxima) exceeds ``tol``."""
-    idx = np.flatnonzero((U[1:-1] < U[:-2]) & (U[1:-1] <= U[2:]) & (U[1:-1] < max_nats)) + 1
-    maxima = np.flatnonzero((U[1:-1] > U[:-2]) & (U[1:-1] >= U[2:])) + 1
+    # the steps of U, 0 between equal values (also two infinite ones): each has the sign of the
+    # comparison of its neighbours (IEEE subtraction of unequal numbers never gives 0)
+    with np.errstate(invalid="ignore"):
+        dU = np.where(U[1:] == U[:-1], 0.0, U[1:] - U[:-1])
+    idx = upward_crossings(dU) + 1
+    idx = idx[U[idx] < max_nats]
+    maxima = downward_crossings(dU) + 1
     keep = []
     for i in idx:
         left = maxima[maxima < i]
