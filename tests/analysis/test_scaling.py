@@ -8,7 +8,7 @@ import pytest
 from copylib import ModelSpec
 from copylib.theory import linear as lt
 from copylib.theory import softmax as st
-from copylib.analysis.linear import plugin_posterior_moments
+from copylib.theory.linear_marginal import plugin_posterior_moments
 from copylib.analysis.scaling import THRESHOLDS, critical_sample_sizes, fit_power_law, posterior_crossover
 
 
