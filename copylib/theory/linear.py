@@ -502,9 +502,9 @@ def plugin_readout(A, P, spec: ModelSpec, *, r2=0.0):
 def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
     """Population loss per position of ``A(m, q)`` (+ transverse ``r2``) with the plug-in readout.
 
-    Closed form. All moments are ``a I + b J_V``; on ``1^perp`` (multiplicity
-    ``V-1``) and on ``1`` the readout of :func:`plugin_readout` has eigenvalues
-    ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
+    :func:`copylib.theory.plugin_loss.plugin_loss` of the invariants of ``A(m, q)``. All moments
+    are ``a I + b J_V``; on ``1^perp`` (multiplicity ``V-1``) and on ``1`` the readout of
+    :func:`plugin_readout` has eigenvalues ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
     and :func:`copylib.expected_loss <copylib.model.losses.expected_loss>` becomes
 
         1 + [(V-1)(alpha_1 w_perp^2 - 2 gamma_1 w_perp) + alpha_2 w_1^2 - 2 gamma_2 w_1] / (L V)

@@ -74,7 +74,8 @@ def test_invalid(data):
                                        "inflection_pair"]))
     args = {"upward_crossings": {"slope": [1.0, -1.0]}, "downward_crossings": {"slope": [1.0, -1.0]},
             "grid_minimum_points": {"slope": [1.0, -1.0], "right_end": False},
-            "inflection_pair": {"x": [0.0, 1.0], "curvature": [1.0, -1.0], "curvature_at": lambda d: 1.0 - 2 * d}}[which]
+            "inflection_pair": {"x": [0.0, 1.0], "curvature": [1.0, -1.0],
+                                "curvature_at": lambda d: 1.0 - 2 * d}}[which]
     name = data.draw(st.sampled_from(sorted(args)))
     args[name] = data.draw({"slope": st.sampled_from([[1.0], "x", None, [[1.0, 2.0]]]),
                             "x": st.sampled_from([[0.0], "x", None]),
