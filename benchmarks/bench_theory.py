@@ -11,7 +11,7 @@ of the reduced action at 60 values of ``P`` spaced evenly in ``ln P`` from 1 to
 * linear attention, :func:`copylib.theory.linear.minimum_curve` for
   ``mean_field``, ``fluct`` and ``map``;
 * softmax attention, :func:`copylib.theory.softmax.order_parameter_curve` for
-  ``bayes``, ``map``, ``energy`` and ``fluct`` (with the default 8192-draw
+  ``mean_field``, ``map``, ``energy`` and ``fluct`` (with the default 8192-draw
   :func:`copylib.theory.softmax.row_noise`, drawn inside the timed sweep).
 
 Every repetition starts cold: the softmax module's table of Delta-grid row
@@ -52,7 +52,7 @@ L, V, N_P = 32, 4, 60
 BUDGET = 2.0  # seconds
 P_GRID = np.geomspace(1.0, 1e4, N_P)
 LINEAR = ("mean_field", "fluct", "map")
-SOFTMAX = ("bayes", "map", "energy", "fluct")
+SOFTMAX = ("mean_field", "map", "energy", "fluct")
 
 
 def sweep():

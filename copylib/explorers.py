@@ -112,7 +112,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     return fig
 
 
-def softmax_branches(P_grid, spec: ModelSpec, version: str = "bayes"):
+def softmax_branches(P_grid, spec: ModelSpec, version: str = "mean_field"):
     """Every local minimum ``Delta`` of the softmax action at each ``P`` of ``P_grid``.
 
     Returns ``(P, Delta, is_global)``: three flat arrays, one entry per

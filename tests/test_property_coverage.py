@@ -36,6 +36,8 @@ PROPERTY_MODULES = (
     "test_site_properties",
     "test_scaling_properties",
     "test_causal_theory_properties",
+    "test_plugin_loss_properties",
+    "test_reduced_action_properties",
 )
 
 

@@ -36,7 +36,7 @@ THRESHOLDS = {
     "P2_map": "linear: copy share of the global minimum = 1/2, MAP action",
     "P2_analytic_mean_field": "linear: closed form sigma0^2 L^{3/2} V / (sigma_G sqrt(omega (V-1)))",
     "P2_analytic_fluct": "linear: closed form, positive root of the fluct quadratic (-> L^2 V/(V-1))",
-    "P3_bayes": "softmax: equal action of the pooling and copy minima, Bayesian (mean-field) action",
+    "P3_mean_field": "softmax: equal action of the pooling and copy minima, mean-field action",
     "P3_map": "softmax: equal action of the two minima, MAP action",
     "P3_energy": "softmax: equal action of the two minima, large-P energy action of the notes",
     "P3_leading": "softmax: leading-order closed form of the energy action (NaN below L = 2 e^3 + 1)",
@@ -236,7 +236,7 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     """``P`` at which the copy share of the plug-in posterior means reaches ``share``.
 
     The copy share of the posterior is ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])``
-    with the moments of :func:`copylib.analysis.linear.plugin_posterior_moments`
+    with the moments of :func:`copylib.theory.linear_marginal.plugin_posterior_moments`
     (the posterior integrated over every order parameter, no saddle point): the
     posterior counterpart of :func:`copylib.theory.linear.p2_numerical`. Brent's root
     finder in ``ln P`` inside ``P_bracket``, to relative precision ``rtol`` in ``P``.
@@ -246,7 +246,7 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     ArithmeticError
         If the share does not cross ``share`` inside ``P_bracket``.
     """
-    from ..analysis.linear import plugin_posterior_moments
+    from ..theory.linear_marginal import plugin_posterior_moments
 
     share = check_positive("share", share)
     if not share < 1:

@@ -28,7 +28,7 @@ description of the rows (:class:`CopyRows`: competitors per row, extra rows
 without a target, number of targets), so that the cyclic case of
 :mod:`copylib.theory.softmax` is a built-in reference.
 
-Versions (as in :mod:`copylib.theory.softmax`): ``"bayes"`` (readout integrated
+Versions (as in :mod:`copylib.theory.softmax`): ``"mean_field"`` (readout integrated
 out, the Occam log-determinants kept) and ``"map"`` (readout minimised: the same
 action without the two log-determinant terms).
 
@@ -58,6 +58,7 @@ from scipy.special import expit
 
 from ..arguments import as_real_array, check_int, check_positive
 from ..model.network import ModelSpec, check_spec
+from .reduced_action import grid_minimum_points, inflection_pair
 
 __all__ = [
     "VERSIONS",
@@ -77,7 +78,7 @@ __all__ = [
     "row_gap_branches",
 ]
 
-VERSIONS = ("bayes", "map")
+VERSIONS = ("mean_field", "map")
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ def copy_state_invariants(Delta, spec: ModelSpec):
 def _data_coefficients(P, spec, version):
     V = spec.V
     eps = V * spec.kappa / P
-    a = V * (V - 1) / 2 if version == "bayes" else 0.0
+    a = V * (V - 1) / 2 if version == "mean_field" else 0.0
     b = P * (V - 1) / (2 * spec.sigma_sq * V)
     return eps, a, b
 
@@ -199,13 +200,13 @@ def _data_action(a1, g1, P, spec, rows, version):
     return occam - P / (2 * spec.sigma_sq * V) * ((V - 1) * g1**2 / (a1 + eps) + nT**2 / (L + eps))
 
 
-def gap_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", order: int = 0):
+def gap_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", order: int = 0):
     """Reduced action ``F(Delta; P)`` of the uniform-gap copy family, in nats.
 
     ``F = S_v(alpha_1(Delta), L, gamma_1(Delta), n_T; P) + k Delta^2 / 2`` with
     ``k = sum_l (1 - 1/(n_l + 1)) / sigma_G^2`` (``(L-1)/sigma_G^2`` cyclic,
     ``(L - H_L)/sigma_G^2`` causal) and ``S_v`` the plug-in data action
-    (``"bayes"``) or that without its log-determinants (``"map"``). For a cyclic
+    (``"mean_field"``) or that without its log-determinants (``"map"``). For a cyclic
     spec this is :func:`copylib.theory.softmax.reduced_action` (tested).
 
     Delta, P : broadcastable arrays (``P > 0``); order : 0, 1 or 2.
@@ -348,7 +349,7 @@ def _noise_for(noise, rows) -> tuple:
     return noise.shift, noise.rho
 
 
-def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "bayes", noise: RowGapNoise | None = None):
+def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "mean_field", noise: RowGapNoise | None = None):
     """Reduced action of the per-row copy family and its gradient.
 
     ``F(Delta_1, ..., Delta_n) = S_v(alpha_1, L, gamma_1, n_T; P)
@@ -416,18 +417,17 @@ class _Grid:
 def _minima(P, spec, rows, version, grid):
     x = grid.x
     _, Fp = grid.parts(P, spec, rows, version, 1)
-    out = []
-    if Fp[0] >= 0:
-        out.append(0.0)
-    for i in np.flatnonzero((Fp[:-1] < 0) & (Fp[1:] >= 0)):
+    points, brackets = grid_minimum_points(Fp)
+    out = [float(x[k]) for k in points]
+    for i in brackets:
         out.append(brentq(lambda d: float(_gap_parts(d, P, spec, rows, version, 1)[1]), x[i], x[i + 1],
                           xtol=1e-13))
-    D = np.asarray(out)
+    D = np.sort(np.asarray(out))
     F = _gap_parts(D, P, spec, rows, version, 0)[0] if D.size else np.empty(0)
     return D, np.atleast_1d(F)
 
 
-def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "bayes"):
+def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field"):
     """All local minima of :func:`gap_action` over ``Delta in [0, 20]``.
 
     Sign changes of ``F'`` on a grid of 4001 points, refined by brentq. Returns
@@ -457,7 +457,7 @@ class UniformGapTransition:
     copy_weight: tuple
 
 
-def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(10.0, 1e5),
+def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_range=(10.0, 1e5),
                            n_scan: int = 300) -> UniformGapTransition:
     """Spinodals and ``P3`` of the uniform-gap family.
 
@@ -482,13 +482,6 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(
     def coexist(P):
         """Two minima exactly when F' has a local max above 0 followed by a local min below 0."""
         F2 = grid.parts(P, spec, rows, version, 2)[2]
-        down = np.flatnonzero((F2[:-1] > 0) & (F2[1:] <= 0))
-        if down.size == 0:
-            return False
-        up = np.flatnonzero((F2[:-1] < 0) & (F2[1:] >= 0))
-        up = up[up > down[0]]
-        if up.size == 0:
-            return False
 
         def f2(d):
             return float(_gap_parts(d, P, spec, rows, version, 2)[2])
@@ -496,9 +489,8 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(
         def f1(d):
             return float(_gap_parts(d, P, spec, rows, version, 1)[1])
 
-        hump = brentq(f2, x[down[0]], x[down[0] + 1], xtol=1e-14)
-        dip = brentq(f2, x[up[0]], x[up[0] + 1], xtol=1e-14)
-        return f1(hump) > 0 > f1(dip)
+        pair = inflection_pair(x, F2, f2)
+        return pair is not None and f1(pair[0]) > 0 > f1(pair[1])
 
     Ps = np.geomspace(lo, hi, n_scan)
     two = np.array([coexist(P) for P in Ps])
@@ -538,7 +530,7 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "bayes", P_range=(
 # --------------------------------------------------------------------------
 
 
-def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "bayes",
+def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "mean_field",
                     noise: RowGapNoise | None = None):
     """A local minimum of :func:`row_gap_action` reached from ``start`` (L-BFGS-B, gaps in ``[0, 30]``).
 
@@ -588,7 +580,7 @@ class RowGapBranches:
     P3: float
 
 
-def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "bayes", copy_start: float = 5.0,
+def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "mean_field", copy_start: float = 5.0,
                      tol: float = 1e-3, noise: RowGapNoise | None = None) -> RowGapBranches:
     """Follow the minima of the per-row family up and down a grid of ``P`` (continuation).
 

@@ -79,6 +79,7 @@ from scipy.optimize.elementwise import find_root
 from ..arguments import as_real_array, check_positive
 from ..model.network import ModelSpec, check_spec
 from ..model.statistics import token_moment
+from .plugin_loss import plugin_loss
 
 __all__ = [
     "VERSIONS",
@@ -93,7 +94,6 @@ __all__ = [
     "minimum_curve",
     "plugin_readout",
     "predicted_test_loss",
-    "loss_of_invariants",
     "copy_share",
     "p1_analytic",
     "p1_numerical",
@@ -502,9 +502,9 @@ def plugin_readout(A, P, spec: ModelSpec, *, r2=0.0):
 def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
     """Population loss per position of ``A(m, q)`` (+ transverse ``r2``) with the plug-in readout.
 
-    Closed form. All moments are ``a I + b J_V``; on ``1^perp`` (multiplicity
-    ``V-1``) and on ``1`` the readout of :func:`plugin_readout` has eigenvalues
-    ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
+    :func:`copylib.theory.plugin_loss.plugin_loss` of the invariants of ``A(m, q)``. All moments
+    are ``a I + b J_V``; on ``1^perp`` (multiplicity ``V-1``) and on ``1`` the readout of
+    :func:`plugin_readout` has eigenvalues ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
     and :func:`copylib.expected_loss <copylib.model.losses.expected_loss>` becomes
 
         1 + [(V-1)(alpha_1 w_perp^2 - 2 gamma_1 w_perp) + alpha_2 w_1^2 - 2 gamma_2 w_1] / (L V)
@@ -522,34 +522,7 @@ def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
     P = _as_array("P", P, positive=True)
     r2 = _as_array("r2", r2, nonnegative=True)
     L = k.L
-    return _invariant_loss(m * m + (L - 1) * q * q + r2, L * m * m + k.cL * r2, m + (L - 1) * q, L * m, P, k)
-
-
-def _invariant_loss(a1, a2, g1, g2, P, k: _Const):
-    eps = k.V * k.kappa / P
-    w_p = g1 / (a1 + eps)
-    w_1 = g2 / (a2 + eps)
-    return 1 + ((k.V - 1) * (a1 * w_p**2 - 2 * g1 * w_p) + a2 * w_1**2 - 2 * g2 * w_1) / (k.L * k.V)
-
-
-def loss_of_invariants(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec):
-    """Population loss per position of an attention matrix with its plug-in readout, from its invariants.
-
-    The loss of :func:`predicted_test_loss` for any attention matrix ``A``
-    (e.g. a posterior sample): with the plug-in readout it depends on ``A``
-    only through ``alpha_1 = |A|^2``, ``alpha_2 = |A 1|^2``,
-    ``gamma_1 = tr A^T S``, ``gamma_2 = 1^T A 1``
-    (:func:`copylib.posterior.order_parameters.invariants`). Arrays broadcast; ``alpha``'s
-    ``>= 0``, ``P > 0``; dimensionless.
-    """
-    spec = _check_spec(spec)
-    k = _const(spec)
-    a1 = _as_array("alpha_1", alpha_1, nonnegative=True)
-    a2 = _as_array("alpha_2", alpha_2, nonnegative=True)
-    g1 = _as_array("gamma_1", gamma_1)
-    g2 = _as_array("gamma_2", gamma_2)
-    P = _as_array("P", P, positive=True)
-    return _invariant_loss(a1, a2, g1, g2, P, k)
+    return plugin_loss(m * m + (L - 1) * q * q + r2, L * m * m + k.cL * r2, m + (L - 1) * q, L * m, P, spec)
 
 
 def copy_share(m, q, L: int):

@@ -19,11 +19,11 @@ The reduced action of a version ``v`` is
 (data action + the prior of the gap, :func:`copylib.posterior.order_parameters.prior_action_softmax`),
 in nats (units of ``-ln`` probability). The versions:
 
-``"bayes"``
+``"mean_field"``
     ``S`` is the plug-in collapsed action
     :func:`copylib.posterior.order_parameters.plugin_action` (readout ``W`` integrated out;
     contains the Occam log-det terms). Its minima are the saddle points of the
-    posterior of ``Delta`` ("mean field").
+    posterior of ``Delta`` (the mean-field approximation).
 ``"map"``
     ``W`` minimised instead of integrated (Adam finds the joint MAP over
     ``(g, W)``). For any data, exactly (ridge regression),
@@ -36,7 +36,7 @@ in nats (units of ``-ln`` probability). The versions:
     ``(V/2) ln det(I + K/kappa)`` plus constants. Replacing ``K, B, y2`` by their
     means (annealing, large ``P``) the trace term becomes
     ``P n_T/(2 sigma^2) - P/(2 sigma^2 V) [(V-1) gamma_1^2/(alpha_1+eps) + gamma_2^2/(alpha_2+eps)]``,
-    ``eps = V kappa / P``: the MAP action is the bayes action minus its two
+    ``eps = V kappa / P``: the MAP action is the mean-field action minus its two
     log-det terms ``V(V-1)/2 ln(1 + alpha_1/eps) + V/2 ln(1 + alpha_2/eps)``
     (and the ``A``-independent constant). The logit prior is the same: the MAP
     sets the (free) row means of ``g`` to zero, ``g = Delta (S - J/L)``.
@@ -47,7 +47,7 @@ in nats (units of ``-ln`` probability). The versions:
     ``s = gamma_1^2/(L alpha_1) = 1/(1 + (L-1) e^{-2 Delta})`` (cyclic). This is the
     action that :func:`p3_leading_order` approximates.
 ``"fluct"``
-    The bayes action with the transverse logit noise integrated at mean-field
+    The mean-field action with the transverse logit noise integrated at mean-field
     level. Under the prior every logit direction other than the global copy
     mode ``S - J/L`` (whose amplitude is ``Delta``) and the irrelevant row means
     is ``N(0, sigma_G^2)``; if the data do not constrain them they stay there.
@@ -75,14 +75,14 @@ attention with the plug-in posterior-mean readout (:func:`plugin_readout`,
 
 Reference numbers (L = 32, V = 4, all constants 1; reproduced by the tests where cheap):
 
-* P3: bayes 341.95 (Delta 0.331 -> 1.805, c 0.043 -> 0.164, loss 0.709 -> 0.357;
+* P3: mean_field 341.95 (Delta 0.331 -> 1.805, c 0.043 -> 0.164, loss 0.709 -> 0.357;
   spinodals 323.7, 380.7); map 329.80 (Delta 0.306 -> 1.863, c 0.042 -> 0.172,
   loss 0.711 -> 0.336; spinodals 309.3, 374.6); energy 264.60; fluct 666.6 +- 0.7
   over row-noise seeds (Delta 0.305 -> 2.368, c 0.041 -> 0.216, loss 0.733 -> 0.456;
   spinodals 618.7, 805.6).
-* model.md's table of bayes P3 is reproduced: 342 (L=32, V=4), 873 (64, 4),
+* model.md's table of mean-field P3 is reproduced: 342 (L=32, V=4), 873 (64, 4),
   885 (64, 8), 2180 (128, 4), 4935 (256, 8). Scanning L = 8, 10, ..., 20, 24 at
-  V = 4, the first L with a jump is 20 (bayes), 18 (map), 24 (energy).
+  V = 4, the first L with a jump is 20 (mean_field), 18 (map), 24 (energy).
 * :func:`p3_leading_order` has no solution at L = 32 (its root needs L >= 41.2).
 
 Everything is float64 numpy/scipy and deterministic; Monte Carlo only enters
@@ -94,7 +94,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +107,8 @@ from ..model.network import ModelSpec, check_spec
 from ..posterior.order_parameters import plugin_action, invariants
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
+from .plugin_loss import row_stochastic_plugin_loss
+from .reduced_action import grid_minimum_points, inflection_pair
 
 __all__ = [
     "VERSIONS",
@@ -131,7 +132,7 @@ __all__ = [
     "transverse_average",
 ]
 
-VERSIONS = ("bayes", "map", "energy", "fluct")
+VERSIONS = ("mean_field", "map", "energy", "fluct")
 
 _DEFAULT_DELTA_MAX = 20.0
 _DEFAULT_N_GRID = 4001
@@ -236,7 +237,7 @@ def row_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8192,
     rng : numpy.random.Generator (seeds the scrambling)
     n_draws : int, a power of 2 (Sobol balance)
     std : float >= 0, optional
-        ``tau`` (logit units). ``0`` gives the noise-free (bayes) rows.
+        ``tau`` (logit units). ``0`` gives the noise-free (mean_field) rows.
     """
     spec = _check_spec(spec)
     check_generator("rng", rng)
@@ -341,7 +342,7 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
         a = 0.0
     else:
         eps = V * spec.kappa / P
-        a = V * (V - 1) / 2 if version in ("bayes", "fluct") else 0.0
+        a = V * (V - 1) / 2 if version in ("mean_field", "fluct") else 0.0
     x = a1 + eps
     if version == "energy":
         F = -b * g1**2 / a1
@@ -421,7 +422,7 @@ class _DeltaGrid:
         return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order)
 
 
-def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: RowNoise | None = None):
+def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
     """The action ``F(Delta; P)`` of the copy-state family, in nats.
 
     Parameters
@@ -432,8 +433,8 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: 
         Number of training sequences (may be non-integer). ``Delta`` and ``P``
         broadcast against each other.
     spec : ModelSpec with ``kind="softmax"``.
-    version : {"bayes", "map", "energy", "fluct"}
-        See the module docstring. ``"bayes"`` equals
+    version : {"mean_field", "map", "energy", "fluct"}
+        See the module docstring. ``"mean_field"`` equals
         ``plugin_action_of_attention(copy_attention(Delta, L), P, spec)
         + prior_action_softmax(Delta, spec)``; ``"map"`` is that minus the two
         log-det terms.
@@ -454,7 +455,7 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: 
     return _action_parts(Delta, P, spec, version, noise, 0)[0]
 
 
-def reduced_action_derivatives(Delta, P, spec: ModelSpec, *, version: str = "bayes",
+def reduced_action_derivatives(Delta, P, spec: ModelSpec, *, version: str = "mean_field",
                                noise: RowNoise | None = None):
     """``(F, dF/dDelta, d^2F/dDelta^2)`` in closed form (arguments as :func:`reduced_action`)."""
     spec = _check_spec(spec)
@@ -464,7 +465,7 @@ def reduced_action_derivatives(Delta, P, spec: ModelSpec, *, version: str = "bay
     return tuple(_action_parts(Delta, P, spec, version, noise, 2))
 
 
-def copy_weight_of_gap(Delta, spec: ModelSpec, *, version: str = "bayes", noise: RowNoise | None = None):
+def copy_weight_of_gap(Delta, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
     """Copy weight ``c = mean_l A[l, l-1]`` of the state with gap ``Delta``, shape of ``Delta``.
 
     ``1/(1 + (L-1) e^{-Delta})`` without noise; for ``version="fluct"`` the mean
@@ -508,17 +509,7 @@ def plugin_readout(A, P, spec: ModelSpec):
     return np.linalg.solve(M, rhs)
 
 
-def _loss_from_invariants(a1, g1, P, spec):
-    """Expected loss of a row-stochastic state from its (mean) invariants, plug-in readout."""
-    L, V, nT = spec.L, spec.V, _n_targets(spec)
-    eps = V * spec.kappa / P
-    w_perp = g1 / (a1 + eps)
-    w_1 = nT / (L + eps)
-    quad = (V - 1) * (w_perp**2 * a1 - 2 * w_perp * g1) + (w_1**2 * L - 2 * w_1 * nT)
-    return (quad / V + nT) / L
-
-
-def state_loss(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: RowNoise | None = None):
+def state_loss(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
     """Test loss per position of the state ``Delta`` with its plug-in readout at ``P``.
 
     For the noise-free versions this is
@@ -541,7 +532,7 @@ def state_loss(Delta, P, spec: ModelSpec, *, version: str = "bayes", noise: RowN
     P = _check_P(P)
     rows = _rows_for(version, spec, noise)
     cs, a2s = _row_averages(Delta, rows, 0)
-    return _loss_from_invariants(spec.L * a2s[0], _n_targets(spec) * cs[0], P, spec)
+    return row_stochastic_plugin_loss(spec.L * a2s[0], _n_targets(spec) * cs[0], P, spec)
 
 
 # --------------------------------------------------------------------------
@@ -572,17 +563,12 @@ def _minima_many(Ps, spec, version, noise, grid):
         _, Fp = grid.parts(block[:, None], 1)
         for j, row in enumerate(Fp):
             i_P = start + j
-            if row[0] >= 0:  # boundary minimum at Delta = 0
-                fixed.append((i_P, 0.0))
-            for i in np.flatnonzero((row[:-1] < 0) & (row[1:] >= 0)):
-                if row[i + 1] == 0:  # the grid point is the root
-                    fixed.append((i_P, float(x[i + 1])))
-                else:
-                    lo.append(i)
-                    P_of.append(block[j])
-                    owner.append(i_P)
-            if row[-1] < 0:
-                fixed.append((i_P, float(x[-1])))  # boundary minimum at Delta_max (raise Delta_max)
+            # a minimum at Delta_max means F still decreases there (raise Delta_max)
+            points, brackets = grid_minimum_points(row, right_end=True)
+            fixed += [(i_P, float(x[k])) for k in points]
+            lo += brackets.tolist()
+            P_of += [block[j]] * brackets.size
+            owner += [i_P] * brackets.size
     roots = [(i_P, d) for i_P, d in fixed]
     if lo:
         lo = np.asarray(lo)
@@ -605,7 +591,7 @@ def _minima_many(Ps, spec, version, noise, grid):
     return [(D[who == i], F[who == i]) for i in range(Ps.size)]
 
 
-def action_minima(P, spec: ModelSpec, version: str = "bayes", *, noise: RowNoise | None = None,
+def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                   Delta_max: float = _DEFAULT_DELTA_MAX, n_grid: int = _DEFAULT_N_GRID):
     """All local minima of ``F(Delta; P)`` over ``Delta in [0, Delta_max]``.
 
@@ -639,18 +625,7 @@ def _inflections(P, spec, version, noise, grid):
     def fpp(d):
         return float(_action_parts(np.asarray(d), P, spec, version, noise, 2)[2])
 
-    down = np.flatnonzero((Fpp[:-1] > 0) & (Fpp[1:] <= 0))  # F' has a local max
-    up = np.flatnonzero((Fpp[:-1] < 0) & (Fpp[1:] >= 0))  # F' has a local min
-    if down.size == 0 or up.size == 0:
-        return None
-    i = down[0]
-    later = up[up > i]
-    if later.size == 0:
-        return None
-    j = later[0]
-    hump = brentq(fpp, grid[i], grid[i + 1], xtol=1e-14)
-    dip = brentq(fpp, grid[j], grid[j + 1], xtol=1e-14)
-    return hump, dip
+    return inflection_pair(grid.x, Fpp, fpp)
 
 
 def _fprime(d, P, spec, version, noise):
@@ -726,7 +701,7 @@ def _spinodal_root(which, Pa, Pb, spec, version, noise, grid):
     return P, infl[k]
 
 
-def spinodals(spec: ModelSpec, version: str = "bayes", *, noise: RowNoise | None = None,
+def spinodals(spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
               P_range=None, n_scan: int = 400, Delta_max: float = _DEFAULT_DELTA_MAX,
               n_grid: int = _DEFAULT_N_GRID) -> Spinodals:
     """The spinodals of the first-order copy transition.
@@ -794,7 +769,7 @@ def _branches(P, spec, version, noise, grid):
     return (mins[0], F[0]), (mins[-1], F[-1])
 
 
-def first_order_point(spec: ModelSpec, version: str = "bayes", *, noise: RowNoise | None = None,
+def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                       P_range=None, n_scan: int = 400, Delta_max: float = _DEFAULT_DELTA_MAX,
                       n_grid: int = _DEFAULT_N_GRID) -> FirstOrderPoint:
     """``P3``: brentq on ``F_copy(P) - F_pooling(P)`` between the spinodals.
@@ -855,7 +830,7 @@ class OrderParameterCurve:
     n_minima: np.ndarray
 
 
-def order_parameter_curve(P_grid, spec: ModelSpec, version: str = "bayes", *, noise: RowNoise | None = None,
+def order_parameter_curve(P_grid, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                           Delta_max: float = _DEFAULT_DELTA_MAX, n_grid: int = _DEFAULT_N_GRID
                           ) -> OrderParameterCurve:
     """Global minimum of ``F`` (gap, copy weight, test loss, action) at each ``P`` of ``P_grid``.
@@ -931,7 +906,7 @@ def p3_leading_order(L: int, V: int, spec: ModelSpec | None = None) -> float:
     i.e. the formula is accurate to relative ``O(1/L)`` (checked numerically:
     -6.8 % at L = 42, -1.4 % at L = 128, -1.2e-4 at L = 1e4, each matching
     ``-D/((D-1)L)``). It says nothing about the ``eps = V kappa/P`` and Occam
-    corrections that separate ``"energy"`` from ``"bayes"`` (relative
+    corrections that separate ``"energy"`` from ``"mean_field"`` (relative
     ``O(V/ln^2 L)``: +29 % at L = 32, V = 4). At large ``L``: ``D -> (1/2) ln L``
     and ``P3 -> V/(V-1) (L/4) ln^2 L``, approached only through ``ln ln L``
     corrections (the ratio is 0.49 at L = 42 and 0.64 at L = 1e5).

@@ -88,6 +88,8 @@ from scipy.stats import qmc
 
 from ..arguments import as_real_array, check_bool, check_generator, check_int, check_P_range, check_positive
 from ..model.network import ModelSpec, check_spec
+from .plugin_loss import row_stochastic_plugin_loss
+from .reduced_action import downward_crossings, upward_crossings
 
 __all__ = [
     "RowCumulants",
@@ -98,7 +100,6 @@ __all__ = [
     "marginal_branches",
     "MarginalTransition",
     "marginal_transition",
-    "loss_of_invariants",
     "default_tilts",
     "default_c_grid",
     "MarginalScan",
@@ -411,55 +412,6 @@ def _data_action(a1, g1, P, spec):
             - P / (2 * spec.sigma_sq * V) * ((V - 1) * g1**2 / (a1 + eps) + L**2 / (L + eps)))
 
 
-def _loss(a1, g1, P, spec):
-    """Test loss per position of a row-stochastic state with its plug-in readout (cyclic)."""
-    from ..theory.softmax import _loss_from_invariants
-
-    return _loss_from_invariants(a1, g1, P, spec)
-
-
-def loss_of_invariants(alpha_1, gamma_1, P, spec: ModelSpec):
-    """Test loss per position of row-stochastic attention with its plug-in readout, from its invariants.
-
-    The definition of :func:`copylib.theory.softmax.state_loss`: the expected
-    squared error per position on fresh data of the attention ``A`` with the
-    large-``P`` posterior-mean readout ``W(A)``
-    (:func:`copylib.theory.softmax.plugin_readout`). For row-stochastic ``A`` in
-    the cyclic task it depends on ``A`` only through ``alpha_1 = |A|^2`` and
-    ``gamma_1 = sum_l A[l, l-1]``; applied to posterior samples it gives the loss
-    whose posterior mean :func:`copy_weight_marginal` computes.
-
-    Parameters
-    ----------
-    alpha_1 : array, values in ``[1, L]``
-    gamma_1 : array, values in ``[0, L]``
-    P : float or array, > 0
-        Broadcast with ``alpha_1`` and ``gamma_1``.
-    spec : ModelSpec
-        Softmax, cyclic.
-
-    Returns
-    -------
-    ndarray
-        Broadcast shape of the inputs.
-    """
-    spec = _check_spec(spec)
-    a1 = as_real_array("alpha_1", alpha_1)
-    g1 = as_real_array("gamma_1", gamma_1)
-    P = as_real_array("P", P)
-    for name, x, lo, hi in (("alpha_1", a1, 1.0, spec.L), ("gamma_1", g1, 0.0, spec.L), ("P", P, 0.0, np.inf)):
-        if not np.isfinite(x).all():
-            raise ValueError(f"{name} must contain only finite values")
-        tol = 1e-9 * spec.L
-        if name == "P" and (x <= 0).any():
-            raise ValueError(f"P must be > 0, got a minimum of {x.min()}")
-        if name != "P" and ((x < lo - tol).any() or (x > hi + tol).any()):
-            raise ValueError(f"{name} must lie in [{lo:g}, {hi:g}] (row-stochastic attention), "
-                             f"got [{x.min()}, {x.max()}]")
-    a1, g1, P = np.broadcast_arrays(a1, g1, P)
-    return _loss(a1, g1, P, spec)
-
-
 @dataclass(frozen=True)
 class CopyWeightMarginal:
     """The plug-in posterior marginal of the copy weight ``c = gamma_1 / L`` at one ``P``.
@@ -625,7 +577,9 @@ def copy_weight_marginal(P, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=
     logd = np.log(mass) + top_c + math.log(L)  # d gamma_1 = L dc
     alpha = np.trapezoid(wts * A, cum.lam1, axis=0) / mass
     loss = (np.full_like(c, np.nan) if P is None
-            else np.trapezoid(wts * _loss(A, L * c, P, spec), cum.lam1, axis=0) / mass)
+            # off the lines (Y0 = -inf, zero weight) alpha_1 is a placeholder that any loss multiplies by 0
+            else np.trapezoid(wts * row_stochastic_plugin_loss(np.where(np.isfinite(Y0), A, 1.0), L * c, P, spec),
+                              cum.lam1, axis=0) / mass)
     mx = logd.max()
     logd -= mx + math.log(np.trapezoid(np.exp(logd - mx), c))
     return CopyWeightMarginal(P=P, c=c, log_density=logd, alpha_1=alpha, loss=loss, edge=edge)
@@ -674,8 +628,13 @@ class MarginalBranches:
 def _local_minima(U, tol, max_nats):
     """Indices of interior local minima of ``U`` (shifted to minimum 0) that lie below ``max_nats``
     and whose depth (to the neighbouring maxima) exceeds ``tol``."""
-    idx = np.flatnonzero((U[1:-1] < U[:-2]) & (U[1:-1] <= U[2:]) & (U[1:-1] < max_nats)) + 1
-    maxima = np.flatnonzero((U[1:-1] > U[:-2]) & (U[1:-1] >= U[2:])) + 1
+    # the steps of U, 0 between equal values (also two infinite ones): each has the sign of the
+    # comparison of its neighbours (IEEE subtraction of unequal numbers never gives 0)
+    with np.errstate(invalid="ignore"):
+        dU = np.where(U[1:] == U[:-1], 0.0, U[1:] - U[:-1])
+    idx = upward_crossings(dU) + 1
+    idx = idx[U[idx] < max_nats]
+    maxima = downward_crossings(dU) + 1
     keep = []
     for i in idx:
         left = maxima[maxima < i]

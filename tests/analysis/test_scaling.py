@@ -8,7 +8,7 @@ import pytest
 from copylib import ModelSpec
 from copylib.theory import linear as lt
 from copylib.theory import softmax as st
-from copylib.analysis.linear import plugin_posterior_moments
+from copylib.theory.linear_marginal import plugin_posterior_moments
 from copylib.analysis.scaling import THRESHOLDS, critical_sample_sizes, fit_power_law, posterior_crossover
 
 
@@ -96,7 +96,7 @@ def test_fit_power_law_rejects_bad_input():
 
 
 def test_critical_sample_sizes_equal_the_theory_functions():
-    t = critical_sample_sizes([8, 48], [2, 4, 8], names=["P1_mean_field", "P2_analytic_fluct", "P3_bayes",
+    t = critical_sample_sizes([8, 48], [2, 4, 8], names=["P1_mean_field", "P2_analytic_fluct", "P3_mean_field",
                                                           "P3_leading"])
     # all pairs with V < L, in order
     assert list(zip(t.L, t.V)) == [(8, 2), (8, 4), (48, 2), (48, 4), (48, 8)]
@@ -105,10 +105,10 @@ def test_critical_sample_sizes_equal_the_theory_functions():
         assert t.values["P1_mean_field"][i] == lt.p1_analytic(lin, "mean_field")
         assert t.values["P2_analytic_fluct"][i] == lt.p2_analytic(lin, "fluct")
     # at L = 8 there is no first-order point and the leading-order formula has no root (L < 2 e^3 + 1)
-    assert not t.exists["P3_bayes"][:2].any() and np.isnan(t.values["P3_bayes"][:2]).all()
+    assert not t.exists["P3_mean_field"][:2].any() and np.isnan(t.values["P3_mean_field"][:2]).all()
     assert not t.exists["P3_leading"][:2].any()
     soft = ModelSpec(L=48, V=4, kind="softmax")
-    assert t.values["P3_bayes"][3] == st.first_order_point(soft, "bayes").P3
+    assert t.values["P3_mean_field"][3] == st.first_order_point(soft, "mean_field").P3
     assert t.values["P3_leading"][3] == st.p3_leading_order(48, 4, soft)
 
 
@@ -121,7 +121,7 @@ def test_critical_sample_sizes_rejects_bad_input():
         critical_sample_sizes([8], [2], names=["P9"])
     with pytest.raises(ValueError, match="V_values"):
         critical_sample_sizes([4], [4, 8])
-    assert set(THRESHOLDS) >= {"P1_mean_field", "P2_fluct", "P3_bayes"}
+    assert set(THRESHOLDS) >= {"P1_mean_field", "P2_fluct", "P3_mean_field"}
 
 
 def test_posterior_crossover_is_where_the_share_is_one_half():

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.analysis import linear as lx
+from copylib.theory import linear_marginal as lm
 from copylib.inference import langevin as sm
 from copylib.inference import map_training as tr
 from props_helpers import (
@@ -357,13 +358,13 @@ def test_training_helpers_invalid(data):
 # --------------------------------------------------------------------------
 
 
-@covers(lx.integrated_moments, lx.IntegratedMoments)
+@covers(lm.integrated_moments, lm.IntegratedMoments)
 @budget(6)
 @given(spec=specs("linear", L=st.integers(2, 8), V=st.integers(2, 4), cyclic=st.just(True)),
        P=st.floats(0.5, 200), version=st.sampled_from(["mean_field", "fluct", "map"]))
 def test_integrated_moments_valid(spec, P, version):
-    r = lx.integrated_moments(P, spec, version, n_m=41, n_q=21)
-    assert isinstance(r, lx.IntegratedMoments) and r.P == P and r.version == version
+    r = lm.integrated_moments(P, spec, version, n_m=41, n_q=21)
+    assert isinstance(r, lm.IntegratedMoments) and r.P == P and r.version == version
     for name in ("rms_m", "abs_m", "q", "var_m", "binder"):
         assert math.isfinite(getattr(r, name)), name
     # Jensen: E|m| <= sqrt(E m^2); Binder cumulant of a symmetric law <= 2/3
@@ -371,13 +372,13 @@ def test_integrated_moments_valid(spec, P, version):
     assert r.binder <= 2 / 3 + 1e-12
 
 
-@covers(lx.plugin_posterior_moments, lx.PluginMoments)
+@covers(lm.plugin_posterior_moments, lm.PluginMoments)
 @budget(6)
 @given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
        P=st.floats(0.5, 200))
 def test_plugin_posterior_moments_valid(spec, P):
-    r = lx.plugin_posterior_moments(P, spec, n_m=81, n_q=21, edge_tol=1e-5)
-    assert isinstance(r, lx.PluginMoments) and r.P == P
+    r = lm.plugin_posterior_moments(P, spec, n_m=81, n_q=21, edge_tol=1e-5)
+    assert isinstance(r, lm.PluginMoments) and r.P == P
     for name in ("rms_m", "abs_m", "q", "var_m", "var_q", "binder", "rho_row", "rho_rest", "edge_mass"):
         assert math.isfinite(getattr(r, name)), name
     assert 0 <= r.abs_m <= r.rms_m * (1 + 1e-12) and r.var_m == pytest.approx(r.rms_m**2, rel=1e-12)
@@ -387,7 +388,7 @@ def test_plugin_posterior_moments_valid(spec, P):
     assert 0 < r.rho_row <= 1 + 1e-6 and 0 < r.rho_rest <= 1 + 1e-6
 
 
-@covers(lx.plugin_posterior_moments)
+@covers(lm.plugin_posterior_moments)
 @budget(30)
 @given(data=st.data())
 def test_plugin_posterior_moments_invalid(data):
@@ -410,7 +411,7 @@ def test_plugin_posterior_moments_invalid(data):
         value = data.draw(st.sampled_from([0.0, -1.0, math.nan, math.inf, "10", None, True]))
     args[name] = value
     with raises_naming(name):
-        lx.plugin_posterior_moments(**args)
+        lm.plugin_posterior_moments(**args)
 
 
 @covers(lx.half_drift_z)
@@ -446,7 +447,7 @@ def test_chain_summary_and_onset_valid(G, R, n, seed):
     assert isinstance(est, float) and P[1] <= est <= P[2]
 
 
-@covers(lx.integrated_moments, lx.chain_group_summary, lx.onset_from_squares, lx.map_sweep_datasets)
+@covers(lm.integrated_moments, lx.chain_group_summary, lx.onset_from_squares, lx.map_sweep_datasets)
 @budget(60)
 @given(data=st.data())
 def test_linear_experiments_invalid(data):
@@ -491,7 +492,7 @@ def test_linear_experiments_invalid(data):
             value = data.draw(not_array())
     args[name] = value
     with raises_naming(name):
-        getattr(lx, which)(**args)
+        getattr(lm if which == "integrated_moments" else lx, which)(**args)
 
 
 @covers(lx.map_sweep_datasets, lx.MapSweepSets)

@@ -132,7 +132,7 @@ def test_derivatives_and_row_gradient_match_finite_differences():
 def test_cyclic_transition_reproduces_the_softmax_theory():
     spec = cl.ModelSpec(32, 4, kind="softmax")
     t = ct.uniform_gap_transition(spec)
-    ref = st.first_order_point(spec, "bayes")
+    ref = st.first_order_point(spec, "mean_field")
     assert t.P3 == pytest.approx(ref.P3, rel=1e-8)
     assert t.P_lower == pytest.approx(ref.spinodals.P_lower, rel=1e-6)
     assert t.P_upper == pytest.approx(ref.spinodals.P_upper, rel=1e-6)

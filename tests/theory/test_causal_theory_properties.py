@@ -211,13 +211,13 @@ def test_causal_theory_invalid(data):
     name = data.draw(st.sampled_from(_USES[which]))
     spec = cl.ModelSpec(5, 3, kind="softmax", cyclic=False, causal=True)
     args = {"spec": spec, "Delta": np.full(4, 1.0) if which == "row_gap_action" else np.array([0.5, 1.0]),
-            "P": 50.0, "version": "bayes", "start": 1.0, "P_grid": np.array([10.0, 20.0]),
+            "P": 50.0, "version": "mean_field", "start": 1.0, "P_grid": np.array([10.0, 20.0]),
             "P_range": (10.0, 100.0), "n_scan": 5}
     bad = {
         "spec": st.one_of(bad_spec(), st.just(cl.ModelSpec(5, 3, kind="linear")), st.just(cl.ModelSpec(5, 3, cyclic=False))),
         "Delta": st.sampled_from([np.array([math.nan, 1.0]), np.array([math.inf]), None, "x"]),
         "P": st.sampled_from([0.0, -1.0, math.nan, math.inf, None, "10"]),
-        "version": st.sampled_from(["fluct", "energy", None, 1]),
+        "version": st.sampled_from(["fluct", "energy", "bayes", None, 1]),
         "start": st.sampled_from([math.nan, np.zeros(3), None]),
         "P_grid": st.sampled_from([np.array([20.0, 10.0]), np.array([10.0]), np.array([0.0, 1.0]), None]),
         "P_range": st.sampled_from([(10.0, 1.0), (0.0, 5.0), (1.0, math.inf)]),

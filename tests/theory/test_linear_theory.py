@@ -368,22 +368,6 @@ def test_bad_input_raises_value_error_naming_the_parameter():
         reduced_action(0.1, 0.0, 10.0, "spec")
 
 
-def test_loss_of_invariants_equals_expected_loss_of_any_attention_with_plugin_readout():
-    # any real L x L matrix, not only the symmetric family: the plug-in readout sees A only
-    # through the four invariants
-    from copylib.theory.linear import loss_of_invariants
-    from copylib.posterior.order_parameters import invariants
-
-    spec = SPEC_SMALL
-    A = _rng(7).normal(size=(4, spec.L, spec.L)) / spec.L
-    P = np.array([3.0, 30.0, 300.0, 3000.0])
-    W = plugin_readout(A, P, spec)
-    want = expected_loss(A, W, spec.target)
-    np.testing.assert_allclose(loss_of_invariants(*invariants(A), P, spec), want, rtol=1e-11)
-    with pytest.raises(ValueError, match="alpha_1"):
-        loss_of_invariants(-1.0, 1.0, 0.0, 0.0, 10.0, spec)
-
-
 # --------------------------------------------------------------------------
 # large L: coexisting minima and the jump of the copy share
 # --------------------------------------------------------------------------

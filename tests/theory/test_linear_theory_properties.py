@@ -183,24 +183,6 @@ def test_readout_and_predicted_loss_valid(spec, P, seed, r2, batch):
         np.testing.assert_allclose(loss, cl.expected_loss(A, W, spec.target), rtol=1e-10, atol=1e-12)
 
 
-@covers(lt.loss_of_invariants)
-@budget(20)
-@given(spec=linear_specs, P=Ps, seed=seeds, batch=st.sampled_from([(), (3,)]))
-def test_loss_of_invariants_valid(spec, P, seed, batch):
-    rng = np.random.default_rng(seed)
-    A = rng.normal(size=batch + (spec.L, spec.L)) / spec.L
-    loss = lt.loss_of_invariants(*cl.invariants(A), P, spec)
-    assert np.shape(loss) == batch
-    assert_finite(loss)
-    # a population loss with the optimal (plug-in) readout is a mean of squares, at most that of W = 0
-    assert (loss >= -1e-12).all() and (loss <= 1 + 1e-12).all()
-    for name in ("alpha_1", "alpha_2"):
-        args = dict(zip(("alpha_1", "alpha_2", "gamma_1", "gamma_2"), cl.invariants(A)))
-        args[name] = -np.abs(args[name]) - 1.0
-        with raises_naming(name):
-            lt.loss_of_invariants(**args, P=P, spec=spec)
-
-
 @covers(lt.p1_analytic, lt.p2_analytic)
 @budget(30)
 @given(spec=linear_specs, version=versions, form=st.sampled_from(["exact", "m_only", "leading"]))
@@ -383,7 +365,7 @@ def test_thresholds_extreme_scales(spec, version, form):
 # large L: local minima, the jump of the copy share, the posterior marginal and switch
 # --------------------------------------------------------------------------
 
-from copylib.analysis import linear as lx  # noqa: E402
+from copylib.theory import linear_marginal as lm  # noqa: E402
 
 
 @covers(lt.local_minima)
@@ -422,29 +404,29 @@ def test_copy_share_jump_valid(spec, version):
         assert math.isnan(j.slope)
 
 
-@covers(lx.plugin_posterior_marginal, lx.PluginMarginal)
+@covers(lm.plugin_posterior_marginal, lm.PluginMarginal)
 @budget(4)
 @given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
        P=st.floats(0.5, 200), coordinate=st.sampled_from(["Q", "m"]))
 def test_plugin_posterior_marginal_valid(spec, P, coordinate):
-    mg = lx.plugin_posterior_marginal(P, spec, coordinate, n_m=41, n_q=41, n_row=9, n_rest=9, edge_tol=1e-5)
-    assert isinstance(mg, lx.PluginMarginal) and mg.coordinate == coordinate
+    mg = lm.plugin_posterior_marginal(P, spec, coordinate, n_m=41, n_q=41, n_row=9, n_rest=9, edge_tol=1e-5)
+    assert isinstance(mg, lm.PluginMarginal) and mg.coordinate == coordinate
     assert mg.x.shape == mg.density.shape and (mg.density >= 0).all()
     assert np.trapezoid(mg.density, mg.x) == pytest.approx(1.0, abs=1e-4)
     assert mg.modes.size >= 1 and mg.barrier >= 0
     assert (mg.modes.size >= 2) == math.isfinite(mg.log_weight_ratio)
 
 
-@covers(lx.plugin_posterior_switch, lx.PluginSwitch)
+@covers(lm.plugin_posterior_switch, lm.PluginSwitch)
 @budget(3)
 @given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
        P=st.floats(1.0, 100.0), ratio=st.floats(1.5, 4.0))
 def test_plugin_posterior_switch_valid(spec, P, ratio):
     kw = dict(n_m=41, n_q=41, n_row=9, n_rest=9, edge_tol=1e-5)
     try:
-        sw = lx.plugin_posterior_switch(spec, P, P * ratio, n_bisect=2, **kw)
+        sw = lm.plugin_posterior_switch(spec, P, P * ratio, n_bisect=2, **kw)
     except ValueError as e:  # documented: the ends must be unimodal
         assert "unimodal" in str(e)
         return
-    assert isinstance(sw, lx.PluginSwitch) and P <= sw.P_lo < sw.P_hi <= P * ratio * (1 + 1e-12)
+    assert isinstance(sw, lm.PluginSwitch) and P <= sw.P_lo < sw.P_hi <= P * ratio * (1 + 1e-12)
     assert sw.n_eval == 4 and math.isfinite(sw.gap)

@@ -190,21 +190,6 @@ def test_basin_mean():
     assert math.isnan(sx.basin_mean(one_chain, one_chain, 0.1)[1])
 
 
-def test_loss_of_invariants_is_state_loss():
-    from copylib.posterior.order_parameters import copy_attention
-    from copylib.theory.softmax import state_loss
-
-    D = np.array([0.0, 0.7, 2.0, 5.0])
-    A = copy_attention(D, SPEC.L)
-    a1, _, g1, _ = invariants(A)
-    for P in (10.0, 600.0):
-        np.testing.assert_allclose(se.loss_of_invariants(a1, g1, P, SPEC), state_loss(D, P, SPEC), rtol=1e-12)
-    with pytest.raises(ValueError, match="alpha_1"):
-        se.loss_of_invariants(0.5, 1.0, 10.0, SPEC)
-    with pytest.raises(ValueError, match="gamma_1"):
-        se.loss_of_invariants(2.0, 40.0, 10.0, SPEC)
-
-
 # --------------------------------------------------------------------------
 # scans in P, finite-size rows
 # --------------------------------------------------------------------------

@@ -44,8 +44,8 @@ def noise():
 
 
 @pytest.fixture(scope="module")
-def p3_bayes():
-    return first_order_point(SPEC, "bayes")
+def p3_mean_field():
+    return first_order_point(SPEC, "mean_field")
 
 
 def _logdets(Delta, P, spec):
@@ -58,7 +58,7 @@ def _logdets(Delta, P, spec):
 
 
 @pytest.mark.parametrize("spec", [SPEC, ODD, ModelSpec(L=9, V=5, sigma_G=0.8, cyclic=False)])
-def test_bayes_action_is_plugin_action_of_copy_attention_plus_prior(spec):
+def test_mean_field_action_is_plugin_action_of_copy_attention_plus_prior(spec):
     Delta = np.linspace(-2.0, 8.0, 23)
     P = np.array([3.0, 150.0, 1e5])[:, None]
     F = reduced_action(Delta, P, spec)
@@ -68,7 +68,7 @@ def test_bayes_action_is_plugin_action_of_copy_attention_plus_prior(spec):
 
 
 @pytest.mark.parametrize("spec", [SPEC, ODD])
-def test_map_action_is_bayes_minus_exactly_the_logdet_terms(spec):
+def test_map_action_is_mean_field_minus_exactly_the_logdet_terms(spec):
     Delta = np.linspace(0.0, 6.0, 13)
     P = np.array([[10.0], [400.0]])
     diff = reduced_action(Delta, P, spec) - reduced_action(Delta, P, spec, version="map")
@@ -129,7 +129,7 @@ def test_derivatives_match_finite_differences(version, noise):
     np.testing.assert_allclose(F2, (Fp - 2 * F + Fm) / h**2, rtol=1e-4, atol=1e-3)
 
 
-def test_fluct_without_noise_is_bayes():
+def test_fluct_without_noise_is_mean_field():
     rows = row_noise(SPEC, np.random.default_rng(3), n_draws=4, std=0.0)
     Delta = np.linspace(0, 5, 9)
     np.testing.assert_allclose(
@@ -168,7 +168,7 @@ def test_readout_and_loss_of_a_state():
 # --------------------------------------------------------------------------- minima and the transition
 
 
-@pytest.mark.parametrize("version", ["bayes", "map"])
+@pytest.mark.parametrize("version", ["mean_field", "map"])
 def test_minima_are_minima(version):
     for P in (100.0, 345.0, 2000.0):
         D, F = action_minima(P, SPEC, version)
@@ -181,7 +181,7 @@ def test_minima_are_minima(version):
             assert Fp > f and Fm > f
 
 
-@pytest.mark.parametrize("version", ["bayes", "fluct"])
+@pytest.mark.parametrize("version", ["mean_field", "fluct"])
 def test_curve_finds_the_minima_of_action_minima_at_every_P(version, noise):
     """order_parameter_curve refines all P's brackets in one vectorised root search; each
     P's global minimum is the lowest of action_minima's local minima (found one P at a
@@ -217,12 +217,12 @@ def test_grid_tables_are_cached_per_noise_and_read_only(noise):
     fresh = st._row_averages(g1.x, g1.rows, 1)
     np.testing.assert_array_equal(cs[1], fresh[0][1])  # the stored table is the computed one
     for n in range(12, 3, -1):
-        st._DeltaGrid(20.0, 101 + n, SPEC, "bayes", None).parts(500.0, 0)
+        st._DeltaGrid(20.0, 101 + n, SPEC, "mean_field", None).parts(500.0, 0)
     assert len(st._GRID_CACHE) == st._GRID_CACHE_SIZE
 
 
-def test_branches_equal_at_p3_and_spinodals(p3_bayes):
-    r = p3_bayes
+def test_branches_equal_at_p3_and_spinodals(p3_mean_field):
+    r = p3_mean_field
     sp = r.spinodals
     assert sp.P_lower < r.P3 < sp.P_upper
     D, F = action_minima(r.P3, SPEC)
@@ -243,25 +243,25 @@ def test_branches_equal_at_p3_and_spinodals(p3_bayes):
     assert r.Delta[0] == pytest.approx(0.33, abs=0.005) and r.Delta[1] == pytest.approx(1.80, abs=0.01)
 
 
-def test_jump_is_discontinuous(p3_bayes):
-    P3 = p3_bayes.P3
+def test_jump_is_discontinuous(p3_mean_field):
+    P3 = p3_mean_field.P3
     c = order_parameter_curve(np.array([P3 / 1.25, P3 * (1 - 1e-6), P3 * (1 + 1e-6), P3 * 1.25]), SPEC)
     jump = c.copy_weight[2] - c.copy_weight[1]
     assert jump > 0.5 * (c.copy_weight[3] - c.copy_weight[0])
-    assert jump == pytest.approx(p3_bayes.jump["copy_weight"], rel=1e-4)
+    assert jump == pytest.approx(p3_mean_field.jump["copy_weight"], rel=1e-4)
     assert c.loss[2] < c.loss[1] - 0.3  # the loss drops from ~0.71 to ~0.36
     assert (np.diff(c.copy_weight) > 0).all()
 
 
-def test_map_p3_is_below_bayes_p3(p3_bayes):
+def test_map_p3_is_below_mean_field_p3(p3_mean_field):
     r = first_order_point(SPEC, "map")
-    assert 300 < r.P3 < p3_bayes.P3
+    assert 300 < r.P3 < p3_mean_field.P3
     assert r.spinodals.P_lower < r.P3 < r.spinodals.P_upper
 
 
 def test_no_jump_for_short_sequences():
     with pytest.raises(ValueError, match="no coexistence"):
-        spinodals(ModelSpec(L=12, V=4), "bayes")
+        spinodals(ModelSpec(L=12, V=4), "mean_field")
 
 
 # --------------------------------------------------------------------------- leading order
@@ -310,11 +310,11 @@ def test_bad_input(noise):
     with pytest.raises(ValueError, match="kind"):
         first_order_point(ModelSpec(L=8, V=2, kind="linear"))
     with pytest.raises(ValueError, match="version"):
-        reduced_action(1.0, 10.0, SPEC, version="mean_field")
+        reduced_action(1.0, 10.0, SPEC, version="bayes")
     with pytest.raises(TypeError, match="noise"):
         reduced_action(1.0, 10.0, SPEC, version="fluct")
     with pytest.raises(ValueError, match="noise"):
-        reduced_action(1.0, 10.0, SPEC, version="bayes", noise=noise)
+        reduced_action(1.0, 10.0, SPEC, version="mean_field", noise=noise)
     with pytest.raises(ValueError, match="L"):
         reduced_action(1.0, 10.0, ODD, version="fluct", noise=noise)
     with pytest.raises(ValueError, match="n_draws"):
