@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.analysis import linear as lx
 from copylib.inference import langevin as sm
+from copylib.inference import posterior_sampling as ps
 from copylib.inference import map_training as tr
+from copylib.posterior import targets as tg
 from props_helpers import (
     assert_finite,
     bad_ints,
@@ -120,13 +122,13 @@ def test_langevin_invalid(data):
 # --------------------------------------------------------------------------
 
 
-@covers(sm.sample_collapsed_posterior, sm.sample_full_posterior)
+@covers(ps.sample_collapsed_posterior, ps.sample_full_posterior)
 @budget(8)
 @given(spec=tiny_specs, R=st.integers(1, 3), shared=st.booleans(), full=st.booleans(),
        record=st.sampled_from(["order", "all", None]), init=st.sampled_from(["prior", "zeros"]), seed=seeds)
 def test_posterior_samplers_valid(spec, R, shared, full, record, init, seed):
     C = cooccurrence_of(4, spec, seed) if shared else np.stack([cooccurrence_of(4, spec, seed + r) for r in range(R)])
-    fn = sm.sample_full_posterior if full else sm.sample_collapsed_posterior
+    fn = ps.sample_full_posterior if full else ps.sample_collapsed_posterior
     res = fn(C, spec, R, 6, torch.Generator().manual_seed(seed % 2**63), n_warmup=3, init=init, record=record,
              thin=2)
     names = {"order": {"m", "q", "r2", "b", "alpha_1", "alpha_2", "gamma_1", "gamma_2"}, "all": {"g", "b", "W"} if full else {"g", "b"}, None: None}[record]
@@ -143,7 +145,7 @@ def test_posterior_samplers_valid(spec, R, shared, full, record, init, seed):
     assert_finite(res.energy)
 
 
-@covers(sm.sample_collapsed_posterior, sm.sample_full_posterior)
+@covers(ps.sample_collapsed_posterior, ps.sample_full_posterior)
 @budget(60)
 @given(data=st.data())
 def test_posterior_samplers_invalid(data):
@@ -171,12 +173,12 @@ def test_posterior_samplers_invalid(data):
         args[name] = data.draw(st.sampled_from(["m", 1]))
     else:
         args[name] = data.draw(st.sampled_from([1.0, {"Z": 1.0}, {"g": -1.0}]))
-    fn = sm.sample_full_posterior if full else sm.sample_collapsed_posterior
+    fn = ps.sample_full_posterior if full else ps.sample_collapsed_posterior
     with raises_naming(name):
         fn(**args)
 
 
-@covers(sm.langevin, sm.sample_collapsed_posterior)
+@covers(sm.langevin, ps.sample_collapsed_posterior)
 @budget(10)
 @given(chain=st.integers(0, 2), value=st.sampled_from([math.nan, math.inf]))
 def test_nonfinite_initial_state_names_the_chain(chain, value):
@@ -185,7 +187,7 @@ def test_nonfinite_initial_state_names_the_chain(chain, value):
     g = np.zeros((3, 3, 3))
     g[chain, 0, 0] = value
     with pytest.raises(FloatingPointError, match=rf"chain {chain}\b"):
-        sm.sample_collapsed_posterior(cooccurrence_of(3, spec, 0), spec, 3, 2, torch.Generator(), n_warmup=0,
+        ps.sample_collapsed_posterior(cooccurrence_of(3, spec, 0), spec, 3, 2, torch.Generator(), n_warmup=0,
                                       init={"g": g, "b": np.zeros(3)})
 
 
@@ -233,7 +235,7 @@ def test_diagnostics_invalid(data):
 # --------------------------------------------------------------------------
 
 
-@covers(tr.map_objective, tr.train_map, tr.TrainingResult)
+@covers(tg.map_objective, tr.train_map, tr.TrainingResult)
 @budget(8)
 @given(spec=tiny_specs, R=st.integers(1, 3), n_steps=st.integers(1, 6), n_records=st.integers(1, 4),
        planted=st.booleans(), seed=seeds)
@@ -250,7 +252,7 @@ def test_train_map_valid(spec, R, n_steps, n_records, planted, seed):
     assert res.W.shape == (R, spec.V, spec.V)
     for a in (res.train_loss, res.test_loss, res.objective, res.g, res.W, res.A):
         assert_finite(a)
-    U = tr.map_objective(torch.as_tensor(res.g), torch.as_tensor(res.b), torch.as_tensor(res.W),
+    U = tg.map_objective(torch.as_tensor(res.g), torch.as_tensor(res.b), torch.as_tensor(res.W),
                          torch.as_tensor(C), spec)
     assert isinstance(U, torch.Tensor) and U.shape == (R,)
     np.testing.assert_allclose(U.numpy(), res.objective, rtol=1e-12)
@@ -284,7 +286,7 @@ def test_train_map_invalid(data):
         tr.train_map(**args)
 
 
-@covers(tr.map_objective)
+@covers(tg.map_objective)
 @budget(20)
 @given(data=st.data())
 def test_map_objective_invalid(data):
@@ -299,7 +301,7 @@ def test_map_objective_invalid(data):
         args[name] = args[name].clone().contiguous()
         args[name].view(-1)[0] = data.draw(st.sampled_from([math.nan, math.inf]))
     with raises_naming(name):
-        tr.map_objective(**args)
+        tg.map_objective(**args)
 
 
 @covers(tr.lowest_objective, tr.nested_cooccurrence)
