@@ -282,8 +282,9 @@ def langevin(
 
     Notes
     -----
-    Random draws per step, in this order: one ``randn`` per parameter group (in
-    the order of ``init``), then (MALA) one ``rand(R)``. The same generator
+    Random draws per step, in this order: one standard normal ``(R, D)`` for the
+    whole state (the groups of ``init`` flattened in order, ``D`` entries per
+    chain), then (MALA) one ``rand(R)``. The same generator
     state gives bit-identical results. The per-chain step-size adaptation is
     dual averaging on ``log h`` with ``mu = log(10 h_0)``, ``gamma = 0.05``,
     ``t_0 = 10``, ``kappa = 0.75``.
