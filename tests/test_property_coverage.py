@@ -25,6 +25,7 @@ PROPERTY_MODULES = (
     "test_softmax_theory_properties",
     "test_langevin_properties",
     "test_proposals_properties",
+    "test_posterior_sampling_properties",
     "test_adaptation_properties",
     "test_monitoring_properties",
     "test_targets_properties",

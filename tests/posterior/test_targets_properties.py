@@ -78,3 +78,21 @@ def test_targets_invalid(data):
         cls(cooccurrence_of(3, spec, 0), spec)
     with pytest.raises(NotImplementedError):
         tg.PosteriorTarget(cooccurrence_of(3, spec, 0), spec, 1).energy({})
+
+
+@covers(tg.map_objective)
+@budget(20)
+@given(data=st.data())
+def test_map_objective_invalid(data):
+    spec = cl.ModelSpec(L=3, V=2)
+    args = dict(g=torch.zeros(2, 3, 3, dtype=torch.float64), b=torch.zeros(2, dtype=torch.float64),
+                W=torch.zeros(2, 2, 2, dtype=torch.float64),
+                C=torch.as_tensor(np.stack([cooccurrence_of(3, spec, 0)] * 2)), spec=spec)
+    name = data.draw(st.sampled_from(sorted(args)))
+    if name == "spec":
+        args[name] = data.draw(bad_spec())
+    else:
+        args[name] = args[name].clone().contiguous()
+        args[name].view(-1)[0] = data.draw(st.sampled_from([math.nan, math.inf]))
+    with raises_naming(name):
+        tg.map_objective(**args)
