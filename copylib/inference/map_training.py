@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_generator, check_int, check_positive, check_shape
+from ..cache import cached
 from ..model.losses import empirical_loss, expected_loss
 from ..model.network import ModelSpec, check_spec
 from ..model.statistics import cooccurrence
@@ -176,8 +177,6 @@ def train_map(
     if not cache:
         out = compute()
     else:
-        from ..cache import cached
-
         params = {"C": C.numpy(), "spec": spec, "init": init, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
                   "n_records": n_records}
         if init is None:
