@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from copylib import ModelSpec, cooccurrence, copy_task
-from copylib.inference.langevin import sample_collapsed_posterior
+from copylib.inference.posterior_sampling import sample_collapsed_posterior
 
 L, V, P, R = 32, 4, 500, 64
 TARGET = 10.0

@@ -9,8 +9,12 @@ One module per concept:
 * :mod:`copylib.model.losses` -- test/train losses and reference predictors;
 * :mod:`copylib.inference.map_training` -- Adam (MAP) training batched over runs;
 * :mod:`copylib.posterior.evidence` -- the evidence of an attention matrix (readout integrated out);
+* :mod:`copylib.posterior.targets` -- the posterior targets (energy and gradient) the samplers and Adam move on;
 * :mod:`copylib.posterior.order_parameters` -- invariants, order parameters and the plug-in action;
-* :mod:`copylib.inference.langevin` -- batched Langevin/MALA samplers and convergence diagnostics;
+* :mod:`copylib.inference.langevin` -- the batched Langevin/MALA sampler and convergence diagnostics;
+* :mod:`copylib.inference.proposals`, :mod:`copylib.inference.adaptation`, :mod:`copylib.inference.monitoring`
+  -- its proposals, warmup adaptation, and acceptance monitor / draw recorder;
+* :mod:`copylib.inference.posterior_sampling` -- Langevin on the collapsed and the full posterior of M*;
 * :mod:`copylib.inference.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and z-score calibration;
 * :mod:`copylib.analysis.transitions` -- locating and classifying changes across sample sizes;
 * :mod:`copylib.checks` -- executed checks of the chapters' claims, recorded for the validation report;
@@ -40,6 +44,7 @@ from .model.losses import (
     uniform_pooling_loss,
 )
 from .model.network import ModelSpec, attention, attention_logits, network_output, prior_energy
+from .posterior.targets import map_objective
 from .posterior.order_parameters import (
     plugin_action,
     plugin_action_of_attention,
@@ -58,10 +63,9 @@ from .inference.langevin import (
     effective_sample_size,
     langevin,
     mcse_mean,
-    sample_collapsed_posterior,
-    sample_full_posterior,
     split_rhat,
 )
+from .inference.posterior_sampling import sample_collapsed_posterior, sample_full_posterior
 from .model.statistics import (
     cooccurrence,
     readout_moments,
@@ -75,7 +79,6 @@ from .inference.map_training import (
     SweepResult,
     TrainingResult,
     lowest_objective,
-    map_objective,
     map_sweep,
     nested_cooccurrence,
     train_map,

@@ -39,8 +39,8 @@ a damaged file is never trusted.
 Random generators. A numpy ``Generator`` or a torch ``Generator`` cannot be
 hashed as an object, and a seed alone does not say how far it has advanced.
 The wrappers that cache a computation consuming a generator (``cache=True`` of
-:func:`copylib.inference.map_training.train_map`, :func:`copylib.inference.langevin.sample_collapsed_posterior`,
-:func:`copylib.inference.langevin.sample_full_posterior`) key it by its *complete state*
+:func:`copylib.inference.map_training.train_map`, :func:`copylib.inference.posterior_sampling.sample_collapsed_posterior`,
+:func:`copylib.inference.posterior_sampling.sample_full_posterior`) key it by its *complete state*
 (``torch.Generator.get_state()`` bytes), store the state the computation leaves
 it in, and on a hit set the generator to that state: a cached call consumes the
 generator exactly as the computation would, so what follows it in a chapter is

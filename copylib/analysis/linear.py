@@ -22,6 +22,7 @@ import numpy as np
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..model.network import ModelSpec
 from ..inference.langevin import mcse_mean
+from ..posterior.targets import JointPosterior
 
 __all__ = ["GroupSummary", "chain_group_summary", "half_drift_z", "onset_from_squares", "MapSweepSets",
            "map_sweep_datasets", "DatasetDiagnostics", "dataset_chain_diagnostics", "QuenchedMap", "map_sweep_quenched"]
@@ -289,7 +290,8 @@ def _polish(obj, x0: np.ndarray, gtol: float, max_iter: int):
 
     def f(x):
         g, b, W = obj.split(torch.as_tensor(x, dtype=torch.float64)[None])
-        U, (dg, db, dW) = obj.value_and_grad(g.clone(), b.clone(), W.clone())
+        U, grads = obj.energy_and_grad({"g": g.clone(), "b": b.clone(), "W": W.clone()})
+        dg, db, dW = grads["g"], grads["b"], grads["W"]
         return float(U[0]), np.concatenate([dg.numpy().ravel(), db.numpy().ravel(), dW.numpy().ravel()])
 
     r = minimize(f, x0, jac=True, method="L-BFGS-B", options=dict(maxiter=max_iter, gtol=gtol, ftol=1e-15))
@@ -304,7 +306,7 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     Adam runs exactly as in :func:`map_sweep_datasets` (same data, same
     initialisation); then every run, not only the kept one, is polished with
     L-BFGS (``scipy.optimize.minimize``, exact gradient of
-    :func:`copylib.inference.map_training.map_objective`) until the largest gradient component
+    :func:`copylib.posterior.targets.map_objective`) until the largest gradient component
     is below ``gtol`` or ``max_iter`` iterations, and the lowest polished
     objective per ``(data set, P)`` is the quenched MAP minimum. The difference
     between Adam and it is optimisation error; the difference between it and
@@ -314,7 +316,6 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     import torch
 
     from ..posterior.order_parameters import order_parameters
-    from ..inference.map_training import _Objective
 
     gtol = check_positive("gtol", gtol)
     max_iter = check_int("max_iter", max_iter, 1)
@@ -323,7 +324,7 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     Ct = torch.as_tensor(C, dtype=torch.float64)
     best = {}
     for k in range(C.shape[0]):
-        obj = _Objective(Ct[k:k + 1], spec, 1)
+        obj = JointPosterior(Ct[k:k + 1], spec, 1)
         x0 = np.concatenate([runs.g[k].ravel(), np.atleast_1d(runs.b[k]), runs.W[k].ravel()]).astype(np.float64)
         x, U, gmax = _polish(obj, x0, gtol, max_iter)
         if groups[k] not in best or U < best[groups[k]][1]:

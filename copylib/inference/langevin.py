@@ -25,14 +25,10 @@ One step, with step size ``h`` (per chain) and per-group length scales
   biased by ``O(h)``; for a Gaussian target with precision ``lambda`` (in the
   scaled coordinates) the variance is ``1 / (lambda (1 - h lambda / 4))``.
 
-Posterior samplers of the model M* (:mod:`copylib.model.network`):
-
-* :func:`sample_collapsed_posterior` -- MALA on the logits ``(g, b)`` with the
-  readout integrated out (energy :func:`copylib.posterior.evidence.effective_action`);
-* :func:`sample_full_posterior` -- MALA on ``(g, b, W)`` (energy
-  :func:`copylib.inference.map_training.map_objective`, the negative log joint posterior).
-
-The attention (hence every order parameter) has the same law under both.
+The parts live in their own modules: the proposals (:mod:`copylib.inference.proposals`),
+the warmup adaptation of ``h`` and the scales (:mod:`copylib.inference.adaptation`), and the
+acceptance monitor and draw recorder (:mod:`copylib.inference.monitoring`). The posterior
+samplers of the model M* are in :mod:`copylib.inference.posterior_sampling`.
 
 Diagnostics (plain numpy, draws ``x`` of shape ``(R, n)`` = chains x draws):
 :func:`split_rhat`, :func:`effective_sample_size` and :func:`mcse_mean`.
@@ -49,26 +45,19 @@ import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_bool, check_generator, check_int, check_positive
-from ..model.network import ModelSpec, check_spec, attention, attention_logits
+from .adaptation import DualAveraging, ScaleWindows
+from .monitoring import AcceptanceMonitor, DrawRecorder, name_chains
+from .proposals import MALA, ULA
 
 __all__ = [
     "SamplingResult",
     "langevin",
-    "sample_collapsed_posterior",
-    "sample_full_posterior",
     "split_rhat",
     "effective_sample_size",
     "mcse_mean",
 ]
 
 _DTYPE = torch.float64
-
-# dual averaging constants (Hoffman & Gelman 2014, section 3.2)
-_DA_GAMMA = 0.05
-_DA_T0 = 10.0
-_DA_KAPPA = 0.75
-# the end-of-run acceptance check needs enough steps not to fail a healthy chain by chance
-_MIN_STEPS_ACCEPT_CHECK = 100
 
 
 @dataclass(frozen=True)
@@ -148,52 +137,6 @@ def _unpack(init):
 
 def _pack(names, tensors, is_dict):
     return dict(zip(names, tensors)) if is_dict else tuple(tensors)
-
-
-def _standard_normal(shape, generator: torch.Generator) -> torch.Tensor:
-    """Standard normal float64 draws, the same as ``torch.randn(shape, dtype=float64,
-    generator=generator)`` up to the last bit of ``log``/``sin``/``cos`` (tested), and with the
-    generator left in the same state, but about twice as fast at the sizes of a batch of chains.
-
-    torch transforms its float64 uniforms one pair at a time (scalar Box-Muller on
-    blocks of 16: ``u1 = 1 - u[j]``, ``u2 = u[j + 8]``, ``j < 8``, and the last 16 values
-    redrawn when the count is not a multiple of 16); here the same uniforms
-    (``torch.rand``, drawn in the same order) go through the same transform as whole
-    tensors. Below 16 values torch uses another method, so those are left to it.
-    """
-    n = math.prod(shape)
-    if n < 16:
-        return torch.randn(shape, generator=generator, dtype=_DTYPE)
-    u = torch.rand(n, generator=generator, dtype=_DTYPE)
-    tail = torch.rand(16, generator=generator, dtype=_DTYPE) if n % 16 else None
-    out = torch.empty(n, dtype=_DTYPE)
-
-    def box_muller(uniforms, dest):
-        b = uniforms.view(-1, 2, 8)
-        radius = torch.sqrt(-2 * torch.log(1 - b[:, 0]))
-        theta = (2.0 * math.pi) * b[:, 1]
-        d = dest.view(-1, 2, 8)
-        torch.mul(radius, torch.cos(theta), out=d[:, 0])
-        torch.mul(radius, torch.sin(theta), out=d[:, 1])
-
-    full = n - n % 16
-    box_muller(u[:full], out[:full])
-    if tail is not None:
-        last = torch.empty(16, dtype=_DTYPE)
-        box_muller(tail, last)
-        out[n - 16:] = last
-    return out.view(shape)
-
-
-def _all_finite(t: torch.Tensor) -> bool:
-    """True if every entry of ``t`` is finite (one reduction; False also if the sum overflows)."""
-    return bool(torch.isfinite(t.sum()))
-
-
-def _chains(mask: torch.Tensor, limit: int = 10) -> str:
-    idx = torch.nonzero(mask).flatten().tolist()
-    text = ", ".join(str(i) for i in idx[:limit])
-    return ("chain " if len(idx) == 1 else "chains ") + text + (" ..." if len(idx) > limit else "")
 
 
 def _scale_values(name: str, value, R: int) -> np.ndarray:
@@ -339,21 +282,75 @@ def langevin(
 
     Notes
     -----
-    Random draws per step, in this order: one ``randn`` per parameter group (in
-    the order of ``init``), then (MALA) one ``rand(R)``. The same generator
+    Random draws per step, in this order: one standard normal ``(R, D)`` for the
+    whole state (the groups of ``init`` flattened in order, ``D`` entries per
+    chain), then (MALA) one ``rand(R)``. The same generator
     state gives bit-identical results. The per-chain step-size adaptation is
     dual averaging on ``log h`` with ``mu = log(10 h_0)``, ``gamma = 0.05``,
     ``t_0 = 10``, ``kappa = 0.75``.
     """
+    _check_arguments(energy, energy_grad, generator, n_steps, n_warmup, thin, metropolis, target_accept,
+                     adapt_scales, max_rejections, min_accept, record)
+    names, tensors, is_dict = _unpack(init)
+    layout = _Layout(names, tensors, is_dict)
+    R = layout.R
+    scale_groups = _scales(scales, names, is_dict, R)
+    h = _step_sizes(step_size, R)
+    evaluate = _evaluator(energy, energy_grad, layout)
+    x = torch.cat([t.reshape(R, -1) for t in tensors], dim=1)
+    E, grad = _evaluate_start(x, evaluate)
+
+    proposal = (MALA if metropolis else ULA)(evaluate, generator)
+    s = layout.expand(scale_groups)
+    proposal.set_kernel(h, s)
+    step = DualAveraging(h, target_accept)
+    windows = ScaleWindows(n_warmup, layout.group_of, layout.sizes) if adapt_scales else None
+    monitor = AcceptanceMonitor(R, max_rejections, min_accept, proposal.label)
+    recorder = DrawRecorder(record, layout.by_name, n_steps // thin, R)
+    for t in range(1, n_warmup + n_steps + 1):
+        where = f"at warmup step {t}" if t <= n_warmup else f"at sampling step {t - n_warmup}"
+        x, E, grad, accept, log_r = proposal.step(x, E, grad, where)
+        if t > n_warmup:
+            monitor.update(accept, h, where)
+            if (t - n_warmup) % thin == 0:
+                recorder.keep(layout.unflatten(x), E)
+        elif proposal.metropolis:
+            h = step.update(log_r, last=t == n_warmup)
+            new_scales = windows.observe(t, x, scale_groups) if windows is not None else None
+            if new_scales is not None:
+                # same proposal size in the original coordinates for the typical entry, then adapt afresh
+                s_old, scale_groups = s, new_scales
+                s = layout.expand(scale_groups)
+                h = step.mean_step * ((s_old / s) ** 2).mean(1)
+                step.restart(h)
+            proposal.set_kernel(h, s)
+
+    accept_rate = monitor.accept_rate()
+    return SamplingResult(
+        samples=recorder.samples(),
+        energy=recorder.energy(),
+        accept_rate=accept_rate,
+        step_size=h.numpy().copy(),
+        final_params=layout.to_numpy(layout.unflatten(x.clone())),
+        scales={n: np.asarray(v, dtype=np.float64).copy() for n, v in zip(names, scale_groups)},
+        metropolis=metropolis,
+        n_warmup=n_warmup,
+        thin=thin,
+    )
+
+
+def _check_arguments(energy, energy_grad, generator, n_steps, n_warmup, thin, metropolis, target_accept,
+                     adapt_scales, max_rejections, min_accept, record) -> None:
+    """The argument checks of :func:`langevin` that do not need the state."""
     if not callable(energy):
         raise TypeError("energy must be callable")
     check_generator("generator", generator, "torch")
     n_steps = check_int("n_steps", n_steps, 1)
-    n_warmup = check_int("n_warmup", n_warmup, 0)
+    check_int("n_warmup", n_warmup, 0)
     thin = check_int("thin", thin, 1)
     if thin > n_steps:
         raise ValueError(f"thin must be <= n_steps (at least one kept draw), got thin={thin}, n_steps={n_steps}")
-    max_rejections = check_int("max_rejections", max_rejections, 1)
+    check_int("max_rejections", max_rejections, 1)
     if not isinstance(metropolis, bool):
         raise TypeError(f"metropolis must be a bool, got {type(metropolis).__name__}")
     target_accept = check_positive("target_accept", target_accept)
@@ -366,52 +363,64 @@ def langevin(
         raise TypeError("record must be callable or None")
     if energy_grad is not None and not callable(energy_grad):
         raise TypeError("energy_grad must be callable or None")
-
     if not isinstance(adapt_scales, bool):
         raise TypeError(f"adapt_scales must be a bool, got {type(adapt_scales).__name__}")
     if adapt_scales and not (metropolis and n_warmup >= 160):
         raise ValueError("adapt_scales needs metropolis=True and n_warmup >= 160")
 
-    names, tensors, is_dict = _unpack(init)
-    R = tensors[0].shape[0]
-    s_group = _scales(scales, names, is_dict, R)
-    h = _step_sizes(step_size, R)
 
-    # the state of all groups as one flat (R, D) tensor: few, larger torch ops per step
-    shapes = [tuple(t.shape[1:]) for t in tensors]
-    sizes = [math.prod(sh) for sh in shapes]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    x = torch.cat([t.reshape(R, -1) for t in tensors], dim=1)
-    group_of = torch.cat([torch.full((n,), k, dtype=torch.long) for k, n in enumerate(sizes)])
+class _Layout:
+    """The state of all parameter groups as one flat ``(R, D)`` tensor: few, larger torch ops per step."""
 
-    def expand_scales(s_group):
+    def __init__(self, names, tensors, is_dict):
+        self.names, self.is_dict = names, is_dict
+        self.R = tensors[0].shape[0]
+        self.shapes = [tuple(t.shape[1:]) for t in tensors]
+        self.sizes = [math.prod(sh) for sh in self.shapes]
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
+        self.group_of = torch.cat([torch.full((n,), k, dtype=torch.long) for k, n in enumerate(self.sizes)])
+
+    def expand(self, scale_groups) -> torch.Tensor:
         """Per-group scales ``[(R,)]`` -> per-entry scales ``(R, D)``."""
-        return torch.as_tensor(np.stack(s_group, axis=1))[:, group_of]
+        return torch.as_tensor(np.stack(scale_groups, axis=1))[:, self.group_of]
 
-    s = expand_scales(s_group)
-    s2 = s**2
-    # scale adaptation windows (warmup steps w0 < t <= w1), each twice the previous one
-    windows = [(n_warmup // 16, n_warmup // 8), (n_warmup // 8, n_warmup // 4), (n_warmup // 4, n_warmup // 2)]
-    acc_sum = acc_sq = None
+    def unflatten(self, flat: torch.Tensor):
+        """The flat state as the container type of ``init`` (views)."""
+        parts = [flat[:, a:b].reshape((self.R,) + sh)
+                 for a, b, sh in zip(self.offsets[:-1], self.offsets[1:], self.shapes)]
+        return _pack(self.names, parts, self.is_dict)
 
-    def unflatten(flat):
-        parts = [flat[:, a:b].reshape((R,) + sh) for a, b, sh in zip(offsets[:-1], offsets[1:], shapes)]
-        return _pack(names, parts, is_dict)
+    def flatten(self, grads) -> torch.Tensor:
+        """Gradients in the container type of ``init`` -> ``(R, D)``."""
+        grads = list(grads.values()) if self.is_dict else list(grads)
+        return torch.cat([t.reshape(self.R, -1) for t in grads], dim=1)
 
-    def evaluate(flat):
-        """Energy ``(R,)`` and its gradient ``(R, D)`` at the flat state ``flat``."""
-        if energy_grad is not None:
-            with torch.no_grad():
-                E, grads = energy_grad(unflatten(flat))
-                grads = list(grads.values()) if is_dict else list(grads)
-            if not isinstance(E, torch.Tensor) or tuple(E.shape) != (R,):
-                raise ValueError(
-                    f"energy_grad must return an energy of shape ({R},), got "
-                    f"{tuple(E.shape) if isinstance(E, torch.Tensor) else type(E).__name__}")
-            return E.to(_DTYPE), torch.cat([t.reshape(R, -1) for t in grads], dim=1).to(_DTYPE)
+    def by_name(self, params) -> dict:
+        """The default record: every parameter, by name."""
+        return dict(zip(self.names, params.values() if self.is_dict else params))
+
+    def to_numpy(self, params):
+        return {k: v.numpy() for k, v in params.items()} if self.is_dict else tuple(v.numpy() for v in params)
+
+
+def _evaluator(energy: Callable, energy_grad: Callable | None, layout: _Layout) -> Callable:
+    """``evaluate(flat) -> (E (R,), grad (R, D))``: ``energy_grad`` if given, else autograd on ``energy``."""
+    R = layout.R
+
+    def by_hand(flat):
+        with torch.no_grad():
+            E, grads = energy_grad(layout.unflatten(flat))
+            grad = layout.flatten(grads)
+        if not isinstance(E, torch.Tensor) or tuple(E.shape) != (R,):
+            raise ValueError(
+                f"energy_grad must return an energy of shape ({R},), got "
+                f"{tuple(E.shape) if isinstance(E, torch.Tensor) else type(E).__name__}")
+        return E.to(_DTYPE), grad.to(_DTYPE)
+
+    def by_autograd(flat):
         leaf = flat.detach().requires_grad_(True)
         with torch.enable_grad():
-            E = energy(unflatten(leaf))
+            E = energy(layout.unflatten(leaf))
             if not isinstance(E, torch.Tensor) or tuple(E.shape) != (R,):
                 raise ValueError(
                     f"energy must return a tensor of shape ({R},), got "
@@ -423,470 +432,19 @@ def langevin(
                 grad = torch.zeros_like(leaf) if grad is None else grad
         return E.detach().to(_DTYPE), grad.detach()
 
-    # initial state
+    return by_hand if energy_grad is not None else by_autograd
+
+
+def _evaluate_start(x: torch.Tensor, evaluate: Callable):
+    """Energy and gradient at the initial state; FloatingPointError naming the chains where they are not finite."""
     bad = ~torch.isfinite(x).all(1)
     if bad.any():
-        raise FloatingPointError(f"{_chains(bad)}: non-finite initial parameters")
+        raise FloatingPointError(f"{name_chains(bad)}: non-finite initial parameters")
     E, grad = evaluate(x)
     bad = ~torch.isfinite(E) | ~torch.isfinite(grad).all(1)
     if bad.any():
-        raise FloatingPointError(f"{_chains(bad)}: non-finite energy or gradient at the initial state")
-
-    # dual averaging state (per chain)
-    mu = torch.log(10 * h)
-    H_bar = torch.zeros(R, dtype=_DTYPE)
-    log_h_bar = torch.log(h)
-
-    n_kept = n_steps // thin
-    kept_records: list[dict] = []
-    kept_energy: list[torch.Tensor] = []
-    n_accept = torch.zeros(R, dtype=_DTYPE)
-    streak = torch.zeros(R, dtype=torch.long)
-
-    def where(t):
-        return f"at warmup step {t}" if t <= n_warmup else f"at sampling step {t - n_warmup}"
-
-    half_h_s2 = 0.5 * h[:, None] * s2
-    sqrt_h_s = torch.sqrt(h)[:, None] * s
-    t_da = 0  # dual-averaging clock (restarts when the scales are adapted)
-    for t in range(1, n_warmup + n_steps + 1):
-        warm = t <= n_warmup
-        z = _standard_normal(tuple(x.shape), generator)
-        prop = x - half_h_s2 * grad + sqrt_h_s * z
-
-        if not metropolis:
-            if not _all_finite(prop):
-                raise FloatingPointError(
-                    f"{_chains(~torch.isfinite(prop.sum(1)))} diverged {where(t)} (ULA): non-finite parameters")
-            E_new, g_new = evaluate(prop)
-            if not (_all_finite(E_new) and _all_finite(g_new)):
-                bad = ~torch.isfinite(E_new + g_new.sum(1))
-                raise FloatingPointError(
-                    f"{_chains(bad)} diverged {where(t)} (ULA): non-finite energy or gradient")
-            x, E, grad = prop, E_new, g_new
-            if not warm:
-                n_accept += 1
-        else:
-            u = torch.rand(R, generator=generator, dtype=_DTYPE)
-            if _all_finite(prop):
-                fp = None
-            else:  # do not evaluate the energy at non-finite parameters; reject those proposals
-                fp = torch.isfinite(prop).all(1)
-                prop = torch.where(fp[:, None], prop, x)
-            E_new, g_new = evaluate(prop)
-            ok = torch.isfinite(E_new + g_new.sum(1))  # one reduction; an overflowing sum only rejects
-            if fp is not None:
-                ok &= fp
-            if not bool(ok.all()):
-                broken = (torch.isnan(E_new) | (E_new == -math.inf) | torch.isnan(g_new).any(1))
-                if fp is not None:
-                    broken &= fp
-                if broken.any():
-                    raise FloatingPointError(
-                        f"{_chains(broken)} diverged {where(t)} (MALA): NaN or -inf energy, or NaN "
-                        "gradient, at a finite proposal")
-                E_new = torch.where(ok, E_new, E)
-                g_new = torch.where(ok[:, None], g_new, grad)
-            # log q(x | x') - log q(x' | x) in the scaled coordinates:
-            # (x - x' + (h/2) s^2 g') / (sqrt(h) s) = (sqrt(h) s / 2)(g + g') - z
-            d = 0.5 * sqrt_h_s * (grad + g_new) - z
-            log_r = E - E_new + 0.5 * ((z**2).sum(1) - (d**2).sum(1))
-            log_r = torch.where(ok, log_r, -math.inf)
-            accept = torch.log(u) < log_r
-            x = torch.where(accept[:, None], prop, x)
-            grad = torch.where(accept[:, None], g_new, grad)
-            E = torch.where(accept, E_new, E)
-            if warm:
-                t_da += 1
-                alpha = torch.exp(torch.clamp(log_r, max=0.0))
-                eta = 1.0 / (t_da + _DA_T0)
-                H_bar = (1 - eta) * H_bar + eta * (target_accept - alpha)
-                log_h = mu - math.sqrt(t_da) / _DA_GAMMA * H_bar
-                w = t_da ** (-_DA_KAPPA)
-                log_h_bar = w * log_h + (1 - w) * log_h_bar
-                h = torch.exp(log_h) if t < n_warmup else torch.exp(log_h_bar)
-                window = next(((w0, w1) for w0, w1 in windows if w0 < t <= w1), None) if adapt_scales else None
-                if window is not None:
-                    w0, w1 = window
-                    if t == w0 + 1:
-                        acc_sum, acc_sq = torch.zeros_like(x), torch.zeros_like(x)
-                    acc_sum += x
-                    acc_sq += x**2
-                    if t == w1:
-                        n_w = w1 - w0
-                        var = (acc_sq / n_w - (acc_sum / n_w) ** 2).clamp(min=0.0)
-                        var_group = torch.zeros(R, len(sizes), dtype=_DTYPE).index_add_(1, group_of, var)
-                        new = torch.sqrt(var_group / torch.as_tensor(sizes, dtype=_DTYPE)).numpy()
-                        for k in range(len(sizes)):  # keep the old scale of a chain that did not move
-                            good = np.isfinite(new[:, k]) & (new[:, k] > 0)
-                            s_group[k] = np.where(good, new[:, k], s_group[k])
-                        s_old = s
-                        s = expand_scales(s_group)
-                        s2 = s**2
-                        # same proposal size in the original coordinates for the typical entry, then adapt afresh
-                        ratio = ((s_old / s) ** 2).mean(1)
-                        h = torch.exp(log_h_bar) * ratio
-                        mu, H_bar, log_h_bar, t_da = torch.log(10 * h), torch.zeros_like(H_bar), torch.log(h), 0
-                half_h_s2 = 0.5 * h[:, None] * s2
-                sqrt_h_s = torch.sqrt(h)[:, None] * s
-            else:
-                n_accept += accept
-                streak = torch.where(accept, 0, streak + 1)
-                if bool((streak >= max_rejections).any()):
-                    stuck = streak >= max_rejections
-                    raise FloatingPointError(
-                        f"{_chains(stuck)} stuck {where(t)} (MALA): {max_rejections} consecutive rejections "
-                        f"(acceptance collapsed; step size {h[stuck].tolist()[:10]})")
-
-        if not warm and (t - n_warmup) % thin == 0 and len(kept_energy) < n_kept:
-            with torch.no_grad():
-                params = unflatten(x)
-                rec = record(params) if record is not None else dict(zip(names, params.values() if is_dict else params))
-            if not isinstance(rec, dict):
-                raise TypeError("record must return a dict of tensors")
-            kept_records.append({k: (v.detach().to(_DTYPE).numpy() if isinstance(v, torch.Tensor)
-                                     else np.asarray(v, dtype=np.float64)).copy() for k, v in rec.items()})
-            kept_energy.append(E.clone())
-
-    accept_rate = (n_accept / n_steps).numpy()
-    if metropolis and n_steps >= _MIN_STEPS_ACCEPT_CHECK:
-        low = accept_rate < min_accept
-        if low.any():
-            raise FloatingPointError(
-                f"{_chains(torch.as_tensor(low))}: acceptance rate {accept_rate[low].tolist()[:10]} < "
-                f"min_accept = {min_accept} after the warmup (acceptance collapsed)")
-
-    samples = {}
-    for k in kept_records[0]:
-        arr = np.stack([r[k] for r in kept_records], axis=1)
-        if arr.shape[0] != R:
-            raise ValueError(f"record()[{k!r}] must have a leading chain dimension R = {R}, got {arr.shape[0]}")
-        samples[k] = arr
-    final = unflatten(x.clone())
-    final = {k: v.numpy() for k, v in final.items()} if is_dict else tuple(v.numpy() for v in final)
-    return SamplingResult(
-        samples=samples,
-        energy=torch.stack(kept_energy, dim=1).numpy(),
-        accept_rate=accept_rate,
-        step_size=h.numpy().copy(),
-        final_params=final,
-        scales={n: np.asarray(v, dtype=np.float64).copy() for n, v in zip(names, s_group)},
-        metropolis=metropolis,
-        n_warmup=n_warmup,
-        thin=thin,
-    )
-
-
-# --------------------------------------------------------------------------
-# posterior samplers of the model M*
-# --------------------------------------------------------------------------
-
-
-def _chain_data(C, spec: ModelSpec, R: int) -> torch.Tensor:
-    """``C`` as float64, shape ``(L, L, V, V)`` (shared) or ``(R, L, L, V, V)`` (one per chain)."""
-    C = C.detach().to(_DTYPE) if isinstance(C, torch.Tensor) else torch.tensor(as_real_array("C", C))
-    L, V = spec.L, spec.V
-    if tuple(C.shape) not in ((L, L, V, V), (R, L, L, V, V)):
-        raise ValueError(f"C must have shape ({L}, {L}, {V}, {V}) or (n_chains={R}, {L}, {L}, {V}, {V}), "
-                         f"got {tuple(C.shape)}")
-    if not torch.isfinite(C).all():
-        raise ValueError("C must contain only finite values")
-    return C
-
-
-def _initial_state(init, spec: ModelSpec, R: int, generator, names) -> dict:
-    """``init`` -> dict of float64 tensors ``(R, ...)`` for the parameters ``names``."""
-    L, V = spec.L, spec.V
-    shapes = {"g": (L, L), "b": (), "W": (V, V)}
-    widths = {"g": spec.sigma_G, "b": spec.sigma_b, "W": math.sqrt(spec.omega)}
-    if isinstance(init, str):
-        if init == "prior":
-            return {n: widths[n] * torch.randn((R,) + shapes[n], generator=generator, dtype=_DTYPE)
-                    for n in names}
-        if init == "zeros":
-            return {n: torch.zeros((R,) + shapes[n], dtype=_DTYPE) for n in names}
-        raise ValueError(f"init must be 'prior', 'zeros' or a dict, got {init!r}")
-    if not isinstance(init, dict):
-        raise TypeError(f"init must be 'prior', 'zeros' or a dict, got {type(init).__name__}")
-    if set(init) != set(names):
-        raise ValueError(f"init must have exactly the keys {sorted(names)}, got {sorted(init)}")
-    out = {}
-    for n in names:
-        v = init[n]
-        t = v.detach().to(_DTYPE).clone() if isinstance(v, torch.Tensor) else torch.tensor(
-            as_real_array(f"init[{n!r}]", v))
-        if tuple(t.shape) == shapes[n]:
-            t = t.expand((R,) + shapes[n]).clone()
-        if tuple(t.shape) != (R,) + shapes[n]:
-            raise ValueError(f"init[{n!r}] must have shape {(R,) + shapes[n]} or {shapes[n]}, got {tuple(t.shape)}")
-        out[n] = t
-    return out
-
-
-def _order_record(spec: ModelSpec):
-    """Default recorder: ``m, q, r2`` of the attention (see :func:`copylib.posterior.order_parameters.order_parameters`),
-    ``b``, and the four invariants ``alpha_1, alpha_2, gamma_1, gamma_2`` (:func:`copylib.posterior.order_parameters.invariants`)."""
-    from ..posterior.order_parameters import invariants, order_parameters
-
-    def record(p):
-        A = attention(attention_logits(p["g"], p["b"]), spec.kind, spec.causal)
-        m, q, r2 = order_parameters(A)
-        a1, a2, g1, g2 = invariants(A, spec.cyclic)
-        return {"m": m, "q": q, "r2": r2, "b": p["b"], "alpha_1": a1, "alpha_2": a2, "gamma_1": g1, "gamma_2": g2}
-
-    return record
-
-
-def _attention_record(spec: ModelSpec, what: str):
-    """Recorder of the attention matrix (``{"A": (R, L, L)}``) or of its copy weight (``{"c": (R,)}``)."""
-    from ..posterior.order_parameters import copy_weight
-
-    def record(p):
-        A = attention(attention_logits(p["g"], p["b"]), spec.kind, spec.causal)
-        return {"A": A} if what == "attention" else {"c": copy_weight(A)}
-
-    return record
-
-
-RECORDERS = ("order", "all", "attention", "copy_weight")
-
-
-def _posterior_record(record, spec, names):
-    if isinstance(record, str):
-        if record == "order":
-            return _order_record(spec)
-        if record == "all":
-            return None
-        if record in ("attention", "copy_weight"):
-            return _attention_record(spec, record)
-        raise ValueError(f"record must be one of {RECORDERS} or a callable, got {record!r}")
-    if record is None:
-        return None
-    if not callable(record):
-        raise TypeError(f"record must be one of {RECORDERS}, None or a callable")
-    return record
-
-
-def _run_cached(cache, name: str, params: dict, generator: torch.Generator, run) -> SamplingResult:
-    """``run()`` (a posterior sampler call), through the result cache if ``cache``.
-
-    The key holds ``params`` and the generator's full state before the run; the
-    cache also keeps the state after it, and a hit sets the generator to that
-    state, so a cached call consumes the generator exactly as sampling does.
-    """
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
-    if not cache:
-        return run()
-    from ..cache import cached
-
-    if callable(params["record"]):
-        raise ValueError(f"record must be one of {RECORDERS} (or None) with cache=True: a function cannot be "
-                         "part of a cache key")
-
-    def compute():
-        res = run()
-        out = {"energy": res.energy, "accept_rate": res.accept_rate, "step_size": res.step_size,
-               "metropolis": res.metropolis, "n_warmup": res.n_warmup, "thin": res.thin,
-               "generator_state": generator.get_state().numpy().copy()}
-        for group in ("samples", "final_params", "scales"):
-            out.update({f"{group}/{k}": v for k, v in getattr(res, group).items()})
-        return out
-
-    arrays = cached(compute, dict(params, generator_state=generator.get_state().numpy()), name=name)
-    generator.set_state(torch.from_numpy(np.array(arrays["generator_state"], dtype=np.uint8)))
-
-    def group(prefix):
-        return {k[len(prefix) + 1:]: v for k, v in arrays.items() if k.startswith(prefix + "/")}
-
-    return SamplingResult(samples=group("samples"), energy=arrays["energy"], accept_rate=arrays["accept_rate"],
-                          step_size=arrays["step_size"], final_params=group("final_params"),
-                          scales=group("scales"), metropolis=bool(arrays["metropolis"]),
-                          n_warmup=int(arrays["n_warmup"]), thin=int(arrays["thin"]))
-
-
-def _default_scales(spec: ModelSpec, names, scales):
-    out = {"g": spec.sigma_G, "b": spec.sigma_b, "W": math.sqrt(spec.omega)}
-    out = {n: out[n] for n in names}
-    if scales is not None:
-        if not isinstance(scales, dict):
-            raise TypeError("scales must be None or a dict name -> float")
-        unknown = set(scales) - set(names)
-        if unknown:
-            raise ValueError(f"scales has keys {sorted(unknown)} that are not parameters {list(names)}")
-        out.update(scales)
-    return out
-
-
-def sample_collapsed_posterior(
-    C,
-    spec: ModelSpec,
-    n_chains: int,
-    n_steps: int,
-    generator: torch.Generator,
-    *,
-    n_warmup: int,
-    init="prior",
-    step_size=0.1,
-    thin: int = 1,
-    metropolis: bool = True,
-    target_accept: float = 0.57,
-    scales: dict | None = None,
-    record="order",
-    cache: bool = False,
-    **kwargs,
-) -> SamplingResult:
-    """Langevin (default MALA) on the logits ``(g, b)`` with the readout integrated out.
-
-    The energy is :func:`copylib.posterior.evidence.effective_action` ``(g, b, C, spec)``:
-    the exact negative log posterior of the logits, ``-ln p(Y | A(g, b)) +
-    |g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2)``.
-
-    For softmax attention ``b`` does not enter ``A``; it is still sampled (it
-    decouples, its marginal is the prior ``N(0, sigma_b^2)``), so that both kinds
-    share one interface. The row means of ``g`` likewise feel only the prior.
-
-    Parameters
-    ----------
-    C : array ``(L, L, V, V)`` or ``(n_chains, L, L, V, V)``
-        Co-occurrence tensor (:func:`copylib.cooccurrence <copylib.model.statistics.cooccurrence>`):
-        one data set shared by all chains, or one per chain (e.g. a sweep over ``P``).
-    spec : ModelSpec
-    n_chains : int >= 1
-    n_steps : int >= 1
-        Sampling steps after the warmup.
-    generator : torch.Generator
-        Source of the initial state (``init="prior"``) and of every sampler draw.
-    n_warmup : int >= 0
-    init : "prior", "zeros" or dict
-        ``"prior"``: ``g, b`` drawn from their priors; ``"zeros"``; or a dict
-        ``{"g": (R, L, L) or (L, L), "b": (R,) or ()}`` (e.g. ``final_params`` of
-        an earlier run, for continuation or hysteresis).
-    step_size : float or ``(R,)``
-        Initial step (in units of the scales; adapted during the warmup for MALA).
-    thin, metropolis, target_accept : see :func:`langevin`
-    scales : dict, optional
-        Per-group length scales; default ``{"g": sigma_G, "b": sigma_b}``, entries
-        given here override the defaults.
-    record : "order", "all"/None, "attention", "copy_weight", or callable
-        ``"order"`` (default): ``m, q, r2`` of the attention matrix
-        (:func:`copylib.posterior.order_parameters.order_parameters`), ``b`` and the four
-        invariants ``alpha_1, alpha_2, gamma_1, gamma_2``
-        (:func:`copylib.posterior.order_parameters.invariants`), each ``(R, n_kept)``; ``"all"``: ``g`` and ``b``; ``"attention"``: ``A``
-        ``(R, n_kept, L, L)``; ``"copy_weight"``: ``c`` of ``A``
-        (:func:`copylib.posterior.order_parameters.copy_weight`); or ``record(params)`` with
-        ``params = {"g", "b"}``.
-    cache : bool
-        Keep the result in the result cache (:mod:`copylib.cache`), keyed on every
-        argument, the generator's state and copylib's source (``record`` must then
-        be a name, not a function). A hit sets the generator to the state the
-        run would have left it in.
-    **kwargs
-        Passed to :func:`langevin` (``adapt_scales``, ``min_accept``, ``max_rejections``).
-
-    Returns
-    -------
-    SamplingResult (``final_params = {"g": (R, L, L), "b": (R,)}``)
-    """
-    from ..posterior.evidence import _CollapsedAction, effective_action
-
-    spec = check_spec(spec)
-    R = check_int("n_chains", n_chains, 1)
-    check_generator("generator", generator, "torch")
-    names = ("g", "b")
-    Ct = _chain_data(C, spec, R)
-    recorder = _posterior_record(record, spec, names)
-
-    def run():
-        x0 = _initial_state(init, spec, R, generator, names)
-
-        def energy(p):
-            return effective_action(p["g"], p["b"], Ct, spec)
-
-        action = _CollapsedAction(Ct, spec, R)
-
-        def energy_grad(p):
-            E, dg, db = action(p["g"], p["b"])
-            return E, {"g": dg, "b": db}
-
-        return langevin(
-            energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
-            target_accept=target_accept, record=recorder,
-            scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
-        )
-
-    params = dict(C=Ct.numpy(), spec=spec, n_chains=R, n_steps=n_steps, n_warmup=n_warmup, init=init,
-                  step_size=step_size, thin=thin, metropolis=metropolis, target_accept=target_accept, scales=scales,
-                  record=record, kwargs=kwargs)
-    return _run_cached(cache, "sample_collapsed_posterior", params, generator, run)
-
-
-def sample_full_posterior(
-    C,
-    spec: ModelSpec,
-    n_chains: int,
-    n_steps: int,
-    generator: torch.Generator,
-    *,
-    n_warmup: int,
-    init="prior",
-    step_size=0.1,
-    thin: int = 1,
-    metropolis: bool = True,
-    target_accept: float = 0.57,
-    scales: dict | None = None,
-    record="order",
-    cache: bool = False,
-    **kwargs,
-) -> SamplingResult:
-    """Langevin (default MALA) on the whole network ``(g, b, W)``.
-
-    The energy is :func:`copylib.inference.map_training.map_objective`, the negative log joint
-    posterior ``SSE / (2 sigma^2) + |g|^2/(2 sigma_G^2) + b^2/(2 sigma_b^2) +
-    |W|^2/(2 omega)``. Its marginal over ``(g, b)`` is the collapsed posterior
-    of :func:`sample_collapsed_posterior`: every function of the attention has
-    the same law under both samplers (in the limit of long chains).
-
-    Arguments as :func:`sample_collapsed_posterior`, with the extra parameter
-    ``W (R, V, V)``: ``init`` dicts have keys ``g, b, W``, the default scales are
-    ``{"g": sigma_G, "b": sigma_b, "W": sqrt(omega)}``, ``record="all"`` records
-    ``g, b, W`` and a callable ``record`` receives ``{"g", "b", "W"}``; ``cache`` likewise.
-
-    For linear attention the posterior is invariant under ``(g, b, W) -> (-g,
-    -b, -W)``; the two signs are separated by a barrier once the data pin ``W``
-    down, so measure sign-invariant quantities (``|m|``, ``m^2``, ``q m``).
-    """
-    from ..inference.map_training import _Objective, map_objective
-
-    spec = check_spec(spec)
-    R = check_int("n_chains", n_chains, 1)
-    check_generator("generator", generator, "torch")
-    names = ("g", "b", "W")
-    Ct = _chain_data(C, spec, R)
-    recorder = _posterior_record(record, spec, names)
-
-    def run():
-        x0 = _initial_state(init, spec, R, generator, names)
-
-        def energy(p):
-            return map_objective(p["g"], p["b"], p["W"], Ct, spec)
-
-        objective = _Objective(Ct, spec, R)
-
-        def energy_grad(p):
-            U, (dg, db, dW) = objective.value_and_grad(p["g"], p["b"], p["W"])
-            return U, {"g": dg, "b": db, "W": dW}
-
-        return langevin(
-            energy, x0, n_steps, step_size, generator, n_warmup=n_warmup, thin=thin, metropolis=metropolis,
-            target_accept=target_accept, record=recorder,
-            scales=_default_scales(spec, names, scales), energy_grad=energy_grad, **kwargs,
-        )
-
-    params = dict(C=Ct.numpy(), spec=spec, n_chains=R, n_steps=n_steps, n_warmup=n_warmup, init=init,
-                  step_size=step_size, thin=thin, metropolis=metropolis, target_accept=target_accept, scales=scales,
-                  record=record, kwargs=kwargs)
-    return _run_cached(cache, "sample_full_posterior", params, generator, run)
+        raise FloatingPointError(f"{name_chains(bad)}: non-finite energy or gradient at the initial state")
+    return E, grad
 
 
 # --------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Adam training of the full network ``(g, b, W)``: the MAP estimate of M*.
 
-The objective is the negative log posterior
+The objective is the negative log joint posterior
+(:func:`copylib.posterior.targets.map_objective`, with its hand-written gradient in
+:class:`copylib.posterior.targets.JointPosterior`)
 
 ::
 
@@ -27,11 +29,12 @@ import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_generator, check_int, check_positive, check_shape
+from ..cache import cached
 from ..model.losses import empirical_loss, expected_loss
-from ..model.attention import attention_kind
-from ..model.network import ModelSpec, check_spec, attention, attention_logits, prior_energy
-from ..model.statistics import BatchedReadoutMoments, cooccurrence, sum_squared_error, target_energy
+from ..model.network import ModelSpec, check_spec
+from ..model.statistics import cooccurrence
 from ..model.task import copy_task
+from ..posterior.targets import JointPosterior, map_objective
 
 
 @dataclass(frozen=True)
@@ -53,17 +56,6 @@ class TrainingResult:
     b: np.ndarray
     W: np.ndarray
     A: np.ndarray
-
-
-def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
-    """Negative log posterior ``U`` of ``(g, b, W)`` given data ``C``, shape ``(R,)`` (torch).
-
-    ``y2``: optional precomputed :func:`copylib.model.statistics.target_energy` of ``C``.
-    """
-    check_spec(spec)
-    A = attention(attention_logits(g, b), spec.kind, spec.causal)
-    sse = sum_squared_error(A, W, C, torch.as_tensor(spec.target, dtype=A.dtype), y2=y2)
-    return sse / (2 * spec.sigma_sq) + prior_energy(g, b, W, spec)
 
 
 def _init_scales(init_scale, R: int) -> np.ndarray:
@@ -100,73 +92,6 @@ def _given_init(init, spec: ModelSpec, R: int) -> tuple:
             raise ValueError(f"init[{name!r}] must be finite")
         out.append(t)
     return tuple(out)
-
-
-class _Objective:
-    """``U`` and its exact gradient for ``R`` runs in one flat state, without autograd.
-
-    A training step is a few dozen small tensor operations; autograd's graph
-    bookkeeping and the general einsum path cost more than the arithmetic at
-    these sizes (``L = 32``, ``R ~ 50``), so the gradient of :func:`map_objective`
-    is written out (checked against autograd in the tests). With ``K, B`` the
-    readout moments (:class:`copylib.model.statistics.BatchedReadoutMoments`):
-
-        dU/dW = ((K + K^T) W - 2 B) / (2 sigma^2) + W / omega,
-        dU/dK = W W^T / (2 sigma^2),   dU/dB = -W / sigma^2,
-
-    then back through ``A`` to the logits, plus the prior terms ``g / sigma_G^2``
-    and ``b / sigma_b^2``.
-
-    C : ``(R, L, L, V, V)``, or ``(L, L, V, V)`` shared by ``R`` runs.
-    """
-
-    def __init__(self, C: torch.Tensor, spec: ModelSpec, R: int | None = None):
-        R = C.shape[0] if R is None else R
-        L, V = spec.L, spec.V
-        self.spec, self.R, self.L, self.V = spec, R, L, V
-        self.products = BatchedReadoutMoments(C, R, spec.cyclic)
-        y2 = target_energy(C, torch.as_tensor(spec.target))
-        self.y2 = y2.expand(R) if y2.ndim == 0 else y2
-        self.D = L * L + 1 + V * V
-
-    def split(self, x: torch.Tensor):
-        """Views ``g (R, L, L), b (R,), W (R, V, V)`` of the flat state ``x (R, D)``."""
-        L, V = self.L, self.V
-        return x[:, : L * L].view(-1, L, L), x[:, L * L], x[:, L * L + 1:].view(-1, V, V)
-
-    def attention(self, g, b):
-        """Attention of the state's logits (no argument checks: the state is ours)."""
-        G = g + b[:, None, None]
-        return attention_kind(self.spec.kind).forward(G, self.spec.causal)
-
-    def gradient(self, x: torch.Tensor, grad: torch.Tensor, value: bool = False):
-        """Write ``dU/dx`` at the flat state ``x`` into ``grad`` (same shape).
-
-        Returns ``U (R,)`` if ``value``, else None (Adam does not need it).
-        """
-        return self.value_and_grad(*self.split(x), out=self.split(grad), value=value)[0]
-
-    def value_and_grad(self, g, b, W, out=None, value: bool = True):
-        """``(U, (dg, db, dW))`` at ``g (R, L, L), b (R,), W (R, V, V)``; the gradients are
-        written into ``out`` if given (else new tensors); ``U`` is None unless ``value``."""
-        spec = self.spec
-        s2 = spec.sigma_sq
-        A = self.attention(g, b)
-        K, B = self.products.moments(A)
-        dg, db, dW = out if out is not None else (torch.empty_like(g), torch.empty_like(b), torch.empty_like(W))
-        KW2 = torch.bmm(K + K.transpose(1, 2), W)
-        U = None
-        if value:
-            sse = 0.5 * (W * KW2).sum((1, 2)) - 2 * (W * B).sum((1, 2)) + self.y2
-            U = (sse / (2 * s2) + (g * g).sum((1, 2)) / (2 * spec.sigma_G**2) + b * b / (2 * spec.sigma_b**2)
-                 + (W * W).sum((1, 2)) / (2 * spec.omega))
-        torch.add(KW2 - 2 * B, W, alpha=2 * s2 / spec.omega, out=dW)
-        dW.mul_(0.5 / s2)
-        dA = self.products.backward(A, torch.bmm(W, W.transpose(1, 2)).mul_(0.5 / s2), W / (-s2))
-        dG = attention_kind(spec.kind).backward(A, dA, spec.causal)
-        torch.add(dG, g, alpha=1.0 / spec.sigma_G**2, out=dg)
-        torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2, out=db)
-        return U, (dg, db, dW)
 
 
 def _adam_step(x, grad, m, v, step: int, lr: float, betas=(0.9, 0.999), eps: float = 1e-8) -> None:
@@ -252,8 +177,6 @@ def train_map(
     if not cache:
         out = compute()
     else:
-        from ..cache import cached
-
         params = {"C": C.numpy(), "spec": spec, "init": init, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
                   "n_records": n_records}
         if init is None:
@@ -270,7 +193,7 @@ def _train(C, spec, generator, init, init_scale, n_steps, lr, lr_final, n_record
     g, b, W = ((init["g"], init["b"], init["W"]) if init is not None
                else _random_init(init_scale, spec, R, generator))
     T = torch.as_tensor(spec.target)
-    objective_fn = _Objective(C, spec)
+    objective_fn = JointPosterior(C, spec)
     # all parameters of all runs in one flat state: Adam is elementwise, so one
     # update of the concatenation equals separate updates of g, b and W
     x = torch.cat([g.reshape(R, -1), b[:, None], W.reshape(R, -1)], dim=1)

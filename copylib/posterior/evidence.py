@@ -40,9 +40,8 @@ import numpy as np
 import torch
 
 from ..arguments import check_finite, check_generator, check_int, check_shape
-from ..model.attention import attention_kind
 from ..model.network import ModelSpec, check_spec, from_torch, to_torch, attention, attention_logits
-from ..model.statistics import BatchedReadoutMoments, readout_moments, sample_size, target_energy
+from ..model.statistics import readout_moments, sample_size
 
 __all__ = [
     "effective_action",
@@ -215,53 +214,6 @@ def effective_action(g, b, C, spec: ModelSpec):
     A = attention(attention_logits(g, b), spec.kind, spec.causal)
     prior = (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2) + b**2 / (2 * spec.sigma_b**2)
     return from_torch(as_numpy, negative_log_evidence(A, C, spec) + prior)
-
-
-class _CollapsedAction:
-    """:func:`effective_action` and its exact gradient for ``R`` chains, without autograd
-    (what the collapsed sampler evaluates at every step; checked against autograd in
-    the tests).
-
-    With ``M = K + kappa I`` and ``Z = M^{-1} B`` the evidence's derivatives are
-
-        d(-ln p)/dK = (V/2) M^{-1} + Z Z^T / (2 sigma^2),    d(-ln p)/dB = -Z / sigma^2,
-
-    then back through ``A`` (:class:`copylib.model.statistics.BatchedReadoutMoments`) to the logits.
-
-    C : float64 tensor ``(L, L, V, V)`` (shared by all chains) or ``(R, L, L, V, V)``.
-    """
-
-    def __init__(self, C: torch.Tensor, spec: ModelSpec, R: int):
-        self.spec, self.R = spec, R
-        self.products = BatchedReadoutMoments(C, R, spec.cyclic)
-        V, L, s2, kappa = spec.V, spec.L, spec.sigma_sq, spec.kappa
-        y2 = target_energy(C, torch.as_tensor(spec.target)).expand(R)
-        P = sample_size(C).expand(R)
-        # the A-independent part of -ln p(Y | A)
-        self.const = 0.5 * V * (P * L * math.log(2 * math.pi * s2) - V * math.log(kappa)) + y2 / (2 * s2)
-        self.kappa_eye = kappa * torch.eye(V, dtype=C.dtype)
-
-    def __call__(self, g: torch.Tensor, b: torch.Tensor):
-        """``(E (R,), dE/dg (R, L, L), dE/db (R,))``."""
-        spec = self.spec
-        V, s2 = spec.V, spec.sigma_sq
-        G = g + b[:, None, None]
-        A = attention_kind(spec.kind).forward(G, spec.causal)
-        K, B = self.products.moments(A)
-        chol, info = torch.linalg.cholesky_ex(K + self.kappa_eye)
-        if bool((info != 0).any()):
-            raise FloatingPointError("K + kappa I is not numerically positive definite; use float64")
-        Zt = torch.linalg.solve_triangular(chol, B, upper=False)
-        logdet = 2 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)).sum(-1)
-        E = (self.const + 0.5 * V * logdet - (Zt * Zt).sum((1, 2)) / (2 * s2)
-             + (g * g).sum((1, 2)) / (2 * spec.sigma_G**2) + b * b / (2 * spec.sigma_b**2))
-        Z = torch.linalg.solve_triangular(chol.transpose(1, 2), Zt, upper=True)
-        dK = torch.cholesky_inverse(chol).mul_(0.5 * V).add_(torch.bmm(Z, Z.transpose(1, 2)), alpha=0.5 / s2)
-        dA = self.products.backward(A, dK, Z / (-s2))
-        dG = attention_kind(spec.kind).backward(A, dA, spec.causal)
-        dg = torch.add(dG, g, alpha=1.0 / spec.sigma_G**2)
-        db = torch.add(dG.sum((1, 2)), b, alpha=1.0 / spec.sigma_b**2)
-        return E, dg, db
 
 
 def _check_data(X: torch.Tensor, Y: torch.Tensor, A: torch.Tensor, spec: ModelSpec) -> None:

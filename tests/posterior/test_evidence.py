@@ -121,34 +121,6 @@ def test_gradient_matches_finite_differences(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("cyclic, causal", [(True, False), (False, False), (False, True)])
-@pytest.mark.parametrize("layout", ["distinct", "repeated", "shared"])
-def test_collapsed_action_gradient_matches_autograd(kind, cyclic, causal, layout):
-    """The collapsed sampler's hand-written energy and gradient equal effective_action and
-    its autograd gradient, to rounding, for each layout of the chains' data."""
-    from copylib.posterior.evidence import _CollapsedAction
-
-    L, V, R = 5, 3, 6
-    spec = cl.ModelSpec(L, V, kind=kind, sigma_G=0.8, sigma_b=1.4, omega=0.6, sigma0_sq=0.3, cyclic=cyclic,
-                        causal=causal)
-    rng = np.random.default_rng(50)
-    sets = [cl.cooccurrence(cl.copy_task(int(rng.integers(2, 40)), L, V, rng, cyclic=cyclic)[0]) for _ in range(R)]
-    C = torch.as_tensor({"distinct": np.stack(sets), "repeated": np.repeat(np.stack(sets[:3]), 2, axis=0),
-                         "shared": sets[0]}[layout])
-    action = _CollapsedAction(C, spec, R)
-    gen = torch.Generator().manual_seed(51)
-    g = torch.randn(R, L, L, dtype=torch.float64, generator=gen)
-    b = torch.randn(R, dtype=torch.float64, generator=gen)
-    E, dg, db = action(g, b)
-    gr, br = g.clone().requires_grad_(), b.clone().requires_grad_()
-    E_ref = effective_action(gr, br, C, spec)
-    E_ref.sum().backward()
-    torch.testing.assert_close(E, E_ref.detach(), rtol=1e-13, atol=0)
-    torch.testing.assert_close(dg, gr.grad, rtol=1e-11, atol=1e-12 * gr.grad.abs().max().item())
-    torch.testing.assert_close(db, br.grad, rtol=1e-11, atol=1e-12 * br.grad.abs().max().item())
-
-
-@pytest.mark.parametrize("kind", KINDS)
 def test_batched_equals_loop(kind):
     L, V, R = 5, 3, 4
     spec = cl.ModelSpec(L, V, kind=kind)

@@ -1,0 +1,104 @@
+"""Property tests: the Langevin proposals (copylib.inference.proposals)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copylib.inference import proposals as pr
+from props_helpers import budget, covers, log_uniform, raises_naming
+
+seeds = st.integers(0, 2**63 - 1)
+
+
+def _gaussian(precision):
+    def evaluate(x):
+        return 0.5 * precision * (x * x).sum(1), precision * x
+    return evaluate
+
+
+def _start(R, D, seed, precision, h, scale):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(R, D, generator=gen, dtype=torch.float64)
+    E, grad = _gaussian(precision)(x)
+    return x, E, grad, torch.full((R,), h, dtype=torch.float64), torch.full((R, D), scale, dtype=torch.float64)
+
+
+@covers(pr.LangevinProposal, pr.MALA, pr.ULA)
+@budget(25)
+@given(R=st.integers(1, 5), D=st.integers(1, 20), seed=seeds, precision=log_uniform(1e-2, 1e2),
+       h=log_uniform(1e-3, 10.0), scale=log_uniform(1e-2, 1e2))
+def test_mala_keeps_or_moves_to_the_ula_proposal(R, D, seed, precision, h, scale):
+    """With the same noise, MALA's new state is, chain by chain, its old state (rejected) or ULA's
+    proposal (accepted), and the returned energy and gradient belong to the returned state."""
+    x, E, grad, hh, s = _start(R, D, seed, precision, h, scale)
+    evaluate = _gaussian(precision)
+    ula, mala = pr.ULA(evaluate, torch.Generator().manual_seed(seed)), pr.MALA(evaluate, torch.Generator().manual_seed(seed))
+    for p in (ula, mala):
+        p.set_kernel(hh, s)
+    xu, Eu, gu, acc_u, log_r_u = ula.step(x, E, grad, "at step 1") if _finite_ula(x, grad, hh, s) else (None,) * 5
+    xm, Em, gm, acc_m, log_r_m = mala.step(x, E, grad, "at step 1")
+    assert acc_m.dtype == torch.bool and acc_m.shape == (R,) and log_r_m.shape == (R,)
+    assert not ula.metropolis and mala.metropolis
+    E_chk, g_chk = evaluate(xm)
+    assert torch.equal(Em, E_chk) and torch.equal(gm, g_chk)
+    assert torch.equal(xm[~acc_m], x[~acc_m])
+    if xu is not None:
+        assert bool(acc_u.all()) and log_r_u is None
+        assert torch.equal(xm[acc_m], xu[acc_m])
+        assert torch.equal(Eu, evaluate(xu)[0])
+
+
+def _finite_ula(x, grad, h, s):
+    prop_mean = x - 0.5 * h[:, None] * s**2 * grad
+    return bool(torch.isfinite(prop_mean).all()) and float(prop_mean.abs().max()) < 1e100
+
+
+@covers(pr.ULA)
+@budget(10)
+@given(R=st.integers(1, 4), seed=seeds)
+def test_ula_divergence_names_the_chain(R, seed):
+    """ULA with a step far beyond the stability limit of a stiff quadratic blows up; the error names
+    the chains rather than returning non-finite states."""
+    evaluate = _gaussian(1e3)
+    x = torch.ones(R, 3, dtype=torch.float64)
+    E, grad = evaluate(x)
+    ula = pr.ULA(evaluate, torch.Generator().manual_seed(seed))
+    ula.set_kernel(torch.full((R,), 100.0, dtype=torch.float64), torch.ones(R, 3, dtype=torch.float64))
+    with pytest.raises(FloatingPointError, match=r"chains? 0\b.*diverged at step"):
+        for _ in range(200):
+            x, E, grad, _, _ = ula.step(x, E, grad, "at step")
+
+
+@covers(pr.LangevinProposal, pr.MALA)
+@budget(10)
+@given(bad=st.sampled_from(["evaluate", "generator"]), cls=st.sampled_from([pr.MALA, pr.ULA]))
+def test_proposals_invalid(bad, cls):
+    args = dict(evaluate=_gaussian(1.0), generator=torch.Generator())
+    args[bad] = {"evaluate": 1.0, "generator": np.random.default_rng(0)}[bad]
+    with raises_naming(bad):
+        cls(**args)
+    with pytest.raises(NotImplementedError):
+        pr.LangevinProposal(_gaussian(1.0), torch.Generator()).step(None, None, None, "")
+
+
+@covers(pr.MALA)
+@budget(10)
+@given(R=st.integers(1, 4), seed=seeds)
+def test_mala_rejects_infinite_energy(R, seed):
+    """Proposals of +inf energy (outside a support) are rejected, never accepted."""
+    def evaluate(x):
+        E = torch.where(x[:, 0] > 0, 0.5 * (x * x).sum(1), math.inf)
+        return E, x.clone()
+    x = torch.full((R, 2), 0.1, dtype=torch.float64)
+    E, grad = evaluate(x)
+    mala = pr.MALA(evaluate, torch.Generator().manual_seed(seed))
+    mala.set_kernel(torch.full((R,), 4.0, dtype=torch.float64), torch.ones(R, 2, dtype=torch.float64))
+    for _ in range(20):
+        x, E, grad, _, _ = mala.step(x, E, grad, "")
+        assert bool((x[:, 0] > 0).all()) and bool(torch.isfinite(E).all())
