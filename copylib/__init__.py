@@ -1,27 +1,25 @@
 """copylib: the copy head as a Bayesian phase transition in attention.
 
-One module per concept:
+The subpackages follow the book's argument (CONTRIBUTING.md says where new pieces go):
 
-* :mod:`copylib.model.task` -- the copy task (data and target matrix);
-* :mod:`copylib.model.network` -- the attention network M* and its priors;
-* :mod:`copylib.model.attention` -- the attention kinds (linear, softmax): one registry entry each;
-* :mod:`copylib.model.statistics` -- sufficient statistics of a data set;
-* :mod:`copylib.model.losses` -- test/train losses and reference predictors;
-* :mod:`copylib.inference.map_training` -- Adam (MAP) training batched over runs;
-* :mod:`copylib.posterior.evidence` -- the evidence of an attention matrix (readout integrated out);
-* :mod:`copylib.posterior.targets` -- the posterior targets (energy and gradient) the samplers and Adam move on;
-* :mod:`copylib.posterior.order_parameters` -- invariants, order parameters and the plug-in action;
-* :mod:`copylib.inference.langevin` -- the batched Langevin/MALA sampler and convergence diagnostics;
-* :mod:`copylib.inference.proposals`, :mod:`copylib.inference.adaptation`, :mod:`copylib.inference.monitoring`
-  -- its proposals, warmup adaptation, and acceptance monitor / draw recorder;
-* :mod:`copylib.inference.posterior_sampling` -- Langevin on the collapsed and the full posterior of M*;
-* :mod:`copylib.inference.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and z-score calibration;
-* :mod:`copylib.analysis.transitions` -- locating and classifying changes across sample sizes;
-* :mod:`copylib.checks` -- executed checks of the chapters' claims, recorded for the validation report;
-* :mod:`copylib.config` -- the default / paper-scale switch;
-* :mod:`copylib.cache` -- the on-disk result cache of expensive experiments;
-* :mod:`copylib.plotting` -- plotting helpers for the chapters;
-* :mod:`copylib.explorers` -- interactive explorers (figures + ipywidgets).
+* :mod:`copylib.model` -- the copy task, the attention kinds (one registry entry each), the network M*
+  and its priors, the co-occurrence statistics of a data set, losses;
+* :mod:`copylib.posterior` -- the evidence with the readout integrated out, the posterior targets
+  (energy and gradient) that the samplers and Adam move on, invariants, order parameters and the
+  plug-in action;
+* :mod:`copylib.theory` -- the reduced actions and their minima, spinodals and critical sizes: shared
+  machinery, then linear, softmax and causal attention, and the exact marginals of the plug-in posterior;
+* :mod:`copylib.inference` -- the Langevin loop with its proposals, adaptation and monitoring, the
+  posterior samplers, Adam (MAP) training, and the MCMC diagnostics (ArviZ);
+* :mod:`copylib.analysis` -- what the chapters compute from runs: crossings and onsets, power-law
+  fits and scaling, forecasts, the linear and softmax analyses.
+
+Support modules: :mod:`copylib.arguments` (argument checks at the public boundary),
+:mod:`copylib.checks` (executed checks of the chapters' claims, recorded for the validation
+report), :mod:`copylib.cache` (the on-disk result cache), :mod:`copylib.config` (the default /
+paper-scale switch), :mod:`copylib.plotting` and :mod:`copylib.explorers` (interactive figures).
+
+The names below are re-exported for ``import copylib as cl``.
 """
 
 from . import analysis, cache, checks, config, explorers, inference, model, plotting, posterior, theory

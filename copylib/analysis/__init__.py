@@ -1,0 +1,7 @@
+"""Analysis: what the chapters compute from theory curves and runs.
+
+* :mod:`copylib.analysis.transitions` -- locating changes across sample sizes;
+* :mod:`copylib.analysis.scaling` -- critical sample sizes, power-law fits, crossovers;
+* :mod:`copylib.analysis.predictability` -- forecasts of a transition from below;
+* :mod:`copylib.analysis.linear`, :mod:`copylib.analysis.softmax` -- the linear and softmax chapters' analyses.
+"""
