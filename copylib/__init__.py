@@ -9,7 +9,7 @@ One module per concept:
 * :mod:`copylib.inference.map_training` -- Adam (MAP) training batched over runs;
 * :mod:`copylib.posterior.evidence` -- the evidence of an attention matrix (readout integrated out);
 * :mod:`copylib.posterior.order_parameters` -- invariants, order parameters and the plug-in action;
-* :mod:`copylib.inference.langevin` -- batched Langevin/MALA samplers and convergence diagnostics;
+* :mod:`copylib.inference.langevin` -- batched Langevin/MALA samplers;
 * :mod:`copylib.inference.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and z-score calibration;
 * :mod:`copylib.analysis.transitions` -- locating and classifying changes across sample sizes;
 * :mod:`copylib.checks` -- executed checks of the chapters' claims, recorded for the validation report;
@@ -52,15 +52,8 @@ from .posterior.order_parameters import (
     prior_action_softmax,
     subspace_coverage,
 )
-from .inference.langevin import (
-    SamplingResult,
-    effective_sample_size,
-    langevin,
-    mcse_mean,
-    sample_collapsed_posterior,
-    sample_full_posterior,
-    split_rhat,
-)
+from .inference.langevin import SamplingResult, langevin, sample_collapsed_posterior, sample_full_posterior
+from .inference.diagnostics import effective_sample_size, mcse_mean, split_rhat
 from .model.statistics import (
     cooccurrence,
     readout_moments,
