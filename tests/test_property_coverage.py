@@ -24,8 +24,10 @@ PROPERTY_MODULES = (
     "test_linear_theory_properties",
     "test_softmax_theory_properties",
     "test_langevin_properties",
+    "test_diagnostics_properties",
     "test_site_properties",
     "test_scaling_properties",
+    "test_transitions_properties",
     "test_causal_theory_properties",
 )
 
