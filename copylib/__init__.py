@@ -56,13 +56,8 @@ from .posterior.order_parameters import (
     prior_action_softmax,
     subspace_coverage,
 )
-from .inference.langevin import (
-    SamplingResult,
-    effective_sample_size,
-    langevin,
-    mcse_mean,
-    split_rhat,
-)
+from .inference.diagnostics import effective_sample_size, mcse_mean, split_rhat
+from .inference.langevin import SamplingResult, langevin
 from .inference.posterior_sampling import sample_collapsed_posterior, sample_full_posterior
 from .model.statistics import (
     cooccurrence,

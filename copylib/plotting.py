@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from .arguments import as_real_array, check_finite
 from .model.losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss

@@ -6,11 +6,12 @@ The integrated theory (moments and marginals of the plug-in posterior) is in
 * :func:`chain_group_summary`: sign-invariant sampled order parameters per
   group of chains (one ``P`` each, one data set per chain), with a standard
   error that includes the data-set spread.
-* :func:`half_drift_z`: a stationarity test of chains (second half against first half).
 * :func:`onset_from_squares`: a threshold estimate from ``m^2`` just above it.
 * :func:`map_sweep_datasets`: MAP-filtered Adam over ``P`` for several data sets, batched.
-* :func:`dataset_chain_diagnostics`: R-hat, ESS and drift for chains on different data sets.
 * :func:`map_sweep_quenched`: Adam as :func:`map_sweep_datasets` plus the exact (L-BFGS) minimiser on the same data.
+
+The MCMC diagnostics the chapter reports (R-hat, ESS, half-chain drift) are in
+:mod:`copylib.inference.diagnostics`.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ import numpy as np
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..model.network import ModelSpec
-from ..inference.langevin import mcse_mean
+from ..inference.diagnostics import mcse_mean
 from ..posterior.targets import JointPosterior
 
-__all__ = ["GroupSummary", "chain_group_summary", "half_drift_z", "onset_from_squares", "MapSweepSets",
-           "map_sweep_datasets", "DatasetDiagnostics", "dataset_chain_diagnostics", "QuenchedMap", "map_sweep_quenched"]
+__all__ = ["GroupSummary", "chain_group_summary", "onset_from_squares", "MapSweepSets", "map_sweep_datasets",
+           "QuenchedMap", "map_sweep_quenched"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def chain_group_summary(m, q) -> GroupSummary:
     standard error of a group mean is the larger of (i) the spread of the
     per-chain means, ``std(ddof=1)/sqrt(n_chains)``, which contains the Monte
     Carlo error and the data-set (quenched) variance, and (ii) the pooled
-    Monte Carlo standard error :func:`copylib.inference.langevin.mcse_mean` (ESS based).
+    Monte Carlo standard error :func:`copylib.inference.diagnostics.mcse_mean` (ArviZ, ESS based).
     For ``sqrt(E m^2)`` the error of ``E m^2`` is propagated (delta method).
     """
     m = as_real_array("m", m)
@@ -84,31 +85,6 @@ def chain_group_summary(m, q) -> GroupSummary:
         src.append((s1, s2))
     return GroupSummary(rms_m=out["rms"], rms_m_se=out["rms_se"], q=out["q"], q_se=out["q_se"], var_m=out["var"],
                         binder=out["binder"], se_source=src)
-
-
-def half_drift_z(x) -> np.ndarray:
-    """Stationarity test: drift between the halves of each chain, in standard errors.
-
-    x : array ``(n_groups, n_chains, n_draws)`` of draws of one observable
-    (``n_chains >= 2``, ``n_draws >= 2``). For every chain ``d = mean(second
-    half) - mean(first half)``; per group the result is
-    ``|mean(d)| / (std(d, ddof=1) / sqrt(n_chains))``. Taking the difference
-    within each chain removes what the chains do not share (their data set,
-    their start), so the test measures only the Monte Carlo drift; the
-    standard error assumes the chains are independent. Returns an array
-    ``(n_groups,)``: ``0`` where every ``d`` is exactly zero, ``inf`` where all
-    ``d`` are equal and non-zero.
-    """
-    x = as_real_array("x", x)
-    if x.ndim != 3 or x.shape[1] < 2 or x.shape[2] < 2:
-        raise ValueError(f"x must have shape (n_groups, n_chains >= 2, n_draws >= 2), got {x.shape}")
-    check_finite("x", x)
-    h = x.shape[2] // 2
-    d = x[:, :, x.shape[2] - h:].mean(-1) - x[:, :, :h].mean(-1)
-    mean = np.abs(d.mean(-1))
-    se = d.std(-1, ddof=1) / np.sqrt(d.shape[1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, 0.0))
 
 
 def onset_from_squares(P, m, *, tol: float = 1e-3) -> float:
@@ -202,64 +178,6 @@ def _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs):
                          test_loss=runs.test_loss[kept, -1].reshape(shape),
                          objective=runs.objective[kept].reshape(shape))
     return sweep, C, runs, groups
-
-
-@dataclass(frozen=True)
-class DatasetDiagnostics:
-    """:func:`dataset_chain_diagnostics` result: one entry per observable (arrays of shape ``(k,)``).
-
-    rhat : the largest rank-normalised split R-hat over the data sets (each data
-    set's chains compared only with each other); ess_bulk, ess_tail : bulk and tail
-    effective sample sizes summed over the data sets (the effective number of draws
-    behind the data-set average of the posterior means); drift_z : the half-chain
-    drift over all chains (:func:`half_drift_z` with every chain in one group: the
-    per-chain difference removes the data set); rhat_sets : ``(n_sets, k)`` R-hat
-    of each data set.
-    """
-
-    rhat: np.ndarray
-    ess_bulk: np.ndarray
-    ess_tail: np.ndarray
-    drift_z: np.ndarray
-    rhat_sets: np.ndarray
-    n_sets: int
-    n_chains: int
-    n_draws: int
-
-    def passes(self, rhat_max: float = 1.01, ess_min: float = 400.0, drift_max: float = 4.0) -> bool:
-        """True if R-hat < ``rhat_max``, bulk and tail ESS > ``ess_min`` and drift z < ``drift_max`` everywhere."""
-        return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
-                    and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
-
-
-def dataset_chain_diagnostics(x) -> DatasetDiagnostics:
-    """MCMC diagnostics for chains that sample the posteriors of *different* data sets.
-
-    x : array ``(n_sets, n_chains, n_draws)`` or ``(n_sets, n_chains, n_draws, k)``:
-    ``n_chains >= 2`` chains per data set (independent starts on the same data),
-    ``n_draws >= 8``, finite. R-hat across chains of different data sets would
-    mistake the data-set spread for non-convergence (and the energy differs
-    between data sets by the log evidence), so R-hat and the ESS are computed per
-    data set with :func:`copylib.inference.diagnostics.chain_diagnostics` (ArviZ); the
-    worst R-hat and the summed ESS are returned. The sum is the ESS of the
-    data-set average of the posterior means when the data sets' posterior
-    variances are equal, an approximation otherwise.
-    """
-    from ..inference.diagnostics import chain_diagnostics
-
-    x = as_real_array("x", x)
-    if x.ndim not in (3, 4) or x.shape[1] < 2 or x.shape[2] < 8:
-        raise ValueError(f"x must have shape (n_sets, n_chains >= 2, n_draws >= 8[, k]), got {x.shape}")
-    check_finite("x", x)
-    y = x if x.ndim == 4 else x[..., None]
-    S, R, n, k = y.shape
-    diags = [chain_diagnostics(y[s]) for s in range(S)]
-    rhat_sets = np.stack([d.rhat for d in diags])
-    drift = np.array([half_drift_z(y[:, :, :, j].reshape(1, S * R, n))[0] for j in range(k)])
-    squeeze = (lambda a: a[..., 0]) if x.ndim == 3 else (lambda a: a)
-    return DatasetDiagnostics(rhat=squeeze(rhat_sets.max(0)), ess_bulk=squeeze(np.sum([d.ess_bulk for d in diags], 0)),
-                              ess_tail=squeeze(np.sum([d.ess_tail for d in diags], 0)), drift_z=squeeze(drift),
-                              rhat_sets=squeeze(rhat_sets), n_sets=S, n_chains=R, n_draws=n)
 
 
 @dataclass(frozen=True)

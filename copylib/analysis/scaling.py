@@ -22,6 +22,7 @@ from scipy.optimize import brentq
 
 from ..arguments import as_real_array, check_finite, check_positive
 from ..model.network import ModelSpec
+from ..theory.linear import copy_share
 
 __all__ = ["THRESHOLDS", "ThresholdTable", "critical_sample_sizes", "PowerLawFit", "fit_power_law",
            "posterior_crossover"]
@@ -259,8 +260,7 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
 
     def f(P):
         mom = plugin_posterior_moments(P, spec, **moment_kwargs)
-        Q = (L - 1) * mom.q
-        return Q / (mom.abs_m + Q) - share
+        return float(copy_share(mom.abs_m, mom.q, L)) - share
 
     # Brent's method in ln P (the share is smooth and monotone near the crossover): about half the
     # evaluations of a bisection, each of which is a 4-d quadrature

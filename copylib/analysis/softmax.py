@@ -11,11 +11,10 @@ transition, the chapter starts runs in each basin:
 * :func:`interpolate_crossing` -- where a tabulated difference changes sign;
 * :func:`state_fraction` -- the share of draws on the copy side of a threshold;
 * :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error
-  (leave one chain, or one group of chains sharing a data set, out);
-* :func:`grouped_rhat` -- rank-normalised split R-hat for chains in groups with
-  different targets (one data set per group), the between-chain variance taken
-  within each group;
-* :func:`z2_range` -- the range of the mean of ``z^2`` for correlated z-scores.
+  (leave one chain, or one group of chains sharing a data set, out).
+
+The chapter's MCMC diagnostics (R-hat of chains grouped by data set, the range
+of ``mean(z^2)`` for correlated z-scores) are in :mod:`copylib.inference.diagnostics`.
 """
 
 from __future__ import annotations
@@ -25,15 +24,12 @@ import numbers
 
 import numpy as np
 
-from scipy import stats
-
 from ..arguments import as_real_array, check_bool, check_finite, check_int
 from ..posterior.evidence import optimal_readout
 from ..model.network import ModelSpec, attention, attention_logits
 from ..model.task import shift_matrix
 
-__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "basin_mean", "grouped_rhat",
-           "z2_range"]
+__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "basin_mean"]
 
 
 def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
@@ -196,77 +192,3 @@ def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf, *, groups=None, re
         ok = loo[np.isfinite(loo)]
         se = float(np.sqrt((ok.size - 1) / ok.size * ((ok - ok.mean()) ** 2).sum()))
     return (mean, se, loo) if return_replicates else (mean, se)
-
-
-def _rank_normal(a: np.ndarray) -> np.ndarray:
-    """Blom normal scores of the ranks of all entries of ``a`` (ArviZ's ``z_scale``)."""
-    r = stats.rankdata(a, method="average").reshape(a.shape)
-    return stats.norm.ppf((r - 0.375) / (a.size + 0.25))
-
-
-def grouped_rhat(x) -> float:
-    """Rank-normalised split R-hat of chains that come in groups with different targets.
-
-    x : array ``(D, K, n)``: ``D >= 1`` groups (e.g. data sets) of ``K >= 1``
-    chains of ``n >= 4`` finite draws each; the chains of one group sample the
-    same distribution, different groups need not.
-
-    Every chain is split in halves (first and last ``n // 2`` draws). Within each
-    group the draws are rank-normalised (Blom scores, as ArviZ does), and the
-    between-chain variance ``B_d`` (of the half-chain means about the group's
-    mean, times ``n // 2``) and the mean within-half variance ``W_d`` are
-    averaged over the groups; ``R = sqrt((n' - 1)/n' + B/(n' W))``, ``n' = n // 2``.
-    As in Vehtari et al. (2021) the result is the larger of the value for the
-    draws (bulk) and for their distance from the group's median (tails). For
-    ``D = 1`` it is ArviZ's ``rhat(method="rank")``. A spread of targets between
-    groups does not enter, only disagreement between chains of one group.
-    Averaging over groups makes it sensitive to a small disagreement shared by
-    all groups but dilutes one bad group (one stuck chain among ``D`` groups
-    raises ``R - 1`` by roughly ``1/D`` of its value for that group alone), so
-    report it next to the per-group values (``grouped_rhat(x[d:d+1])``).
-    """
-    x = as_real_array("x", x)
-    if x.ndim != 3 or x.shape[2] < 4:
-        raise ValueError(f"x must have shape (D, K, n) with n >= 4, got {x.shape}")
-    check_finite("x", x)
-    D, K, n = x.shape
-    h = n // 2
-    split = np.concatenate([x[:, :, :h], x[:, :, n - h:]], axis=1)  # (D, 2K, h)
-
-    def rhat(z):
-        B = h * z.mean(-1).var(axis=1, ddof=1)  # (D,)
-        W = z.var(-1, ddof=1).mean(-1)
-        if (W == 0).any():
-            return 1.0 if (B == 0).all() else float("inf")
-        return float(np.sqrt((B.mean() / W.mean() + h - 1) / h))
-
-    bulk = rhat(np.stack([_rank_normal(s) for s in split]))
-    folded = np.abs(split - np.median(split.reshape(D, -1), axis=1)[:, None, None])
-    tail = rhat(np.stack([_rank_normal(s) for s in folded]))
-    return max(bulk, tail)
-
-
-def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
-    """Range of ``mean(z^2)`` for ``n`` calibrated z-scores with correlation matrix ``corr``.
-
-    For jointly normal ``z`` with unit variances and correlations ``rho``,
-    ``sum z^2`` has mean ``n`` and variance ``2 tr(rho^2) = 2 sum_ij rho_ij^2``.
-    Matching a scaled chi-square to these two moments (Satterthwaite) gives
-    ``mean(z^2) ~ chi2_nu / nu`` with ``nu = n^2 / sum_ij rho_ij^2`` effective
-    comparisons (``nu = n`` for independent z, ``1`` if all are equal).
-
-    Returns ``(nu, lo, hi)``: ``lo, hi`` the central ``level`` range of ``chi2_nu / nu``.
-    """
-    corr = as_real_array("corr", corr)
-    if corr.ndim != 2 or corr.shape[0] != corr.shape[1] or corr.shape[0] < 1:
-        raise ValueError(f"corr must be a square (n, n) matrix, got shape {corr.shape}")
-    check_finite("corr", corr)
-    if not np.allclose(corr, corr.T, atol=1e-12) or not np.allclose(np.diag(corr), 1.0, atol=1e-12) \
-            or np.abs(corr).max() > 1 + 1e-12:
-        raise ValueError("corr must be symmetric with unit diagonal and entries in [-1, 1]")
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
-    n = corr.shape[0]
-    nu = n**2 / float((corr**2).sum())
-    a = (1 - level) / 2
-    return nu, float(stats.chi2.ppf(a, nu) / nu), float(stats.chi2.ppf(1 - a, nu) / nu)

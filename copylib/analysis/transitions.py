@@ -4,6 +4,8 @@ A first-order transition shows as a jump: refining the grid of sample sizes
 around it leaves the whole change inside one sub-interval. A smooth crossover
 spreads the change, so refining the grid by a factor ``k`` divides the largest
 step by about ``k``. :func:`step_concentration` measures exactly this.
+:func:`steepest_rise` locates a crossover on a grid: where the observable
+grows fastest per unit of ``ln P``.
 """
 
 from __future__ import annotations
@@ -57,3 +59,24 @@ def step_concentration(fine_values) -> float:
     if not total > 0:
         raise ValueError("fine_values must decrease overall (first entry > last entry)")
     return drop / total
+
+
+def steepest_rise(P, y):
+    """The grid point ``P`` where ``y`` increases fastest per unit of ``ln P``.
+
+    P : ``(n,)`` sample sizes, ``n >= 2``, finite, ``> 0`` and strictly increasing;
+    y : ``(n,)`` or ``(n, k)`` (``k`` observables on the same grid), finite.
+    The slope is ``numpy.gradient`` of ``y`` with respect to ``ln P`` (central
+    differences inside the grid, one-sided at its ends); the result is the grid
+    point of the largest slope, a float for 1-d ``y`` and an array ``(k,)``
+    otherwise. It is the crossover of a smooth rise, resolved to the grid.
+    """
+    P = _check_series("P", P)
+    if not (P > 0).all() or not (np.diff(P) > 0).all():
+        raise ValueError("P must be > 0 and strictly increasing")
+    y = as_real_array("y", y)
+    if y.ndim not in (1, 2) or y.shape[0] != P.size:
+        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k) (one row per P), got {y.shape}")
+    check_finite("y", y)
+    at = P[np.argmax(np.gradient(y, np.log(P), axis=0), axis=0)]
+    return float(at) if y.ndim == 1 else at

@@ -1,12 +1,23 @@
 """MCMC diagnostics for the book's sampled results, through ArviZ.
 
-One thin adapter (:func:`chain_diagnostics`) turns draws of shape
-``(R, n)`` (chains x draws, or ``(R, n, k)`` for ``k`` observables) into the
-rank-normalised split R-hat, bulk and tail effective sample sizes and the Monte
-Carlo standard error of the mean, computed by ArviZ (Vehtari et al. 2021), plus
-a drift test between the halves of every chain. :func:`z_calibration` asks
-whether a set of theory-vs-sampling z-scores scatters like standard normals,
-which is what calibrated error bars must do.
+Every R-hat, effective sample size and Monte Carlo standard error in the book
+comes from ArviZ (rank-normalised split R-hat, bulk and tail ESS, MCSE; Vehtari
+et al. 2021) through this module. Draws are arrays ``(R, n, ...)``: ``R``
+chains of ``n`` draws, trailing dimensions are separate observables.
+
+* :func:`chain_diagnostics` -- all of them at once for ``(R, n)`` or
+  ``(R, n, k)`` draws, plus the half-chain drift;
+* :func:`split_rhat`, :func:`effective_sample_size`, :func:`mcse_mean` -- one
+  diagnostic each, for ``(R, n, ...)`` draws;
+* :func:`half_drift_z` -- stationarity: the second half of every chain against
+  its first half, in standard errors;
+* :func:`dataset_chain_diagnostics` -- chains that sample the posteriors of
+  different data sets (R-hat and ESS per data set);
+* :func:`grouped_rhat` -- one rank-normalised split R-hat for chains in groups
+  with different targets;
+* :func:`z_calibration`, :func:`z2_range` -- whether theory-vs-sampling
+  z-scores scatter like standard normals (independent or correlated), which is
+  what calibrated error bars must do.
 
 Thresholds (``RHAT_MAX``, ``ESS_MIN``) are the ones Vehtari et al.
 recommend: R-hat below 1.01 and at least 100 effective draws per chain for four
@@ -15,21 +26,25 @@ chains, i.e. 400 in total, for bulk and tail alike.
 
 from __future__ import annotations
 
-import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from ..arguments import as_real_array
+from ..arguments import as_real_array, check_finite
 
 with warnings.catch_warnings():
     # arviz 0.23 announces its 1.0 refactor on import; the functions used here are stable across it
     warnings.simplefilter("ignore", FutureWarning)
     import arviz as _az
 
-__all__ = ["RHAT_MAX", "ESS_MIN", "ChainDiagnostics", "chain_diagnostics", "ZCalibration", "z_calibration"]
+__all__ = ["RHAT_MAX", "ESS_MIN", "ChainDiagnostics", "chain_diagnostics", "split_rhat", "effective_sample_size",
+           "mcse_mean", "half_drift_z", "DatasetDiagnostics", "dataset_chain_diagnostics", "grouped_rhat",
+           "ZCalibration", "z_calibration", "z2_range"]
+
+ESS_METHODS = ("bulk", "tail", "mean")
 
 RHAT_MAX = 1.01
 ESS_MIN = 400.0
@@ -65,14 +80,15 @@ class ChainDiagnostics:
                     drift_z=float(np.max(self.drift_z)))
 
 
-def _drift_z(x: np.ndarray) -> np.ndarray:
-    R, n = x.shape[:2]
-    h = n // 2
-    d = x[:, n - h:].mean(1) - x[:, :h].mean(1)
-    se = d.std(0, ddof=1) / math.sqrt(R)
-    mean = np.abs(d.mean(0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, 0.0))
+def _arviz(d: np.ndarray, what: str) -> float:
+    """One ArviZ diagnostic of draws ``d`` of shape ``(R, n)``: ``"rhat"``, ``"mcse"`` or ``"ess_<method>"``."""
+    if np.ptp(d) == 0:  # a constant observable: perfectly "mixed", ArviZ would return nan
+        return {"rhat": 1.0, "mcse": 0.0}.get(what, float(d.size))
+    if what == "rhat":
+        return float(_az.rhat(d, method="rank"))
+    if what == "mcse":
+        return float(_az.mcse(d, method="mean"))
+    return float(_az.ess(d, method=what[4:]))
 
 
 def chain_diagnostics(x) -> ChainDiagnostics:
@@ -89,19 +105,210 @@ def chain_diagnostics(x) -> ChainDiagnostics:
     y = x if x.ndim == 3 else x[..., None]
     out = {k: np.empty(y.shape[2]) for k in ("rhat", "ess_bulk", "ess_tail", "mcse")}
     for i in range(y.shape[2]):
-        d = y[:, :, i]
-        if np.ptp(d) == 0:  # a constant observable: perfectly "mixed", ArviZ would return nan
-            out["rhat"][i], out["ess_bulk"][i], out["ess_tail"][i], out["mcse"][i] = 1.0, d.size, d.size, 0.0
-            continue
-        out["rhat"][i] = float(_az.rhat(d, method="rank"))
-        out["ess_bulk"][i] = float(_az.ess(d, method="bulk"))
-        out["ess_tail"][i] = float(_az.ess(d, method="tail"))
-        out["mcse"][i] = float(_az.mcse(d, method="mean"))
-    drift = _drift_z(y)
+        for what, values in out.items():
+            values[i] = _arviz(y[:, :, i], what)
+    drift = _half_drift(np.moveaxis(y, 2, 0))
     squeeze = (lambda a: a[0]) if x.ndim == 2 else (lambda a: a)
     return ChainDiagnostics(rhat=squeeze(out["rhat"]), ess_bulk=squeeze(out["ess_bulk"]),
                             ess_tail=squeeze(out["ess_tail"]), mcse=squeeze(out["mcse"]),
                             drift_z=squeeze(drift), n_chains=int(x.shape[0]), n_draws=int(x.shape[1]))
+
+
+def _draws(x, min_chains: int = 1) -> np.ndarray:
+    """Check draws ``(R >= min_chains, n >= 4, ...)``, all finite (ArviZ needs 4 draws per chain)."""
+    x = as_real_array("x", x)
+    if x.ndim < 2 or x.shape[0] < min_chains or x.shape[1] < 4:
+        raise ValueError(f"x must have shape (R >= {min_chains}, n >= 4, ...) (chains x draws), got {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError("x must contain only finite values")
+    return x
+
+
+def _per_observable(fn, x: np.ndarray):
+    """``fn`` of every ``x[:, :, i...]``: a float for ``(R, n)``, else an array of shape ``x.shape[2:]``."""
+    if x.ndim == 2:
+        return fn(x)
+    out = np.empty(x.shape[2:])
+    for idx in np.ndindex(*x.shape[2:]):
+        out[idx] = fn(x[(slice(None), slice(None)) + idx])
+    return out
+
+
+def split_rhat(x):
+    """Rank-normalised split R-hat (ArviZ ``rhat(method="rank")``, Vehtari et al. 2021).
+
+    x : ``(R, n, ...)`` draws, ``R >= 2`` chains of ``n >= 4`` finite draws
+    (ArviZ compares chains: it needs two); trailing dimensions are separate
+    observables. Each chain is split in
+    halves; the result is the larger of the split R-hat of the rank-normalised
+    draws (bulk) and of their rank-normalised distance from the median (tails).
+    Returns a float (or an array of shape ``x.shape[2:]``): ``1`` for a
+    constant observable, ``inf`` if the halves are constant but differ.
+    Values above ``RHAT_MAX`` signal chains that have not mixed.
+    """
+    return _per_observable(lambda d: _arviz(d, "rhat"), _draws(x, min_chains=2))
+
+
+def effective_sample_size(x, method: str = "bulk"):
+    """Effective sample size of all draws together (ArviZ ``ess``, Vehtari et al. 2021).
+
+    x : ``(R, n, ...)`` draws, ``R >= 1`` chains of ``n >= 4`` finite draws. method, one of
+    ``ESS_METHODS``: ``"bulk"`` (default; rank-normalised split chains, for
+    the centre of the distribution), ``"tail"`` (the smaller of the ESS of the
+    5 % and 95 % quantiles) or ``"mean"`` (split chains, not rank-normalised:
+    the ESS behind :func:`mcse_mean`). A difference between chains or a trend
+    within a chain lowers it. Returns a float (or an array of shape
+    ``x.shape[2:]``); ``R n`` for a constant observable.
+    """
+    if not isinstance(method, str) or method not in ESS_METHODS:
+        raise ValueError(f"method must be one of {ESS_METHODS}, got {method!r}")
+    return _per_observable(lambda d: _arviz(d, "ess_" + method), _draws(x))
+
+
+def mcse_mean(x):
+    """Monte Carlo standard error of the mean of all draws (ArviZ ``mcse(method="mean")``).
+
+    x : ``(R, n, ...)`` draws, ``R >= 1`` chains of ``n >= 4`` finite draws. ``std / sqrt(ESS)``
+    with ``std`` the standard deviation of all ``R n`` draws (ddof 1) and
+    ``ESS`` :func:`effective_sample_size` with ``method="mean"``. Returns a
+    float (or an array of shape ``x.shape[2:]``); ``0`` for a constant observable.
+    """
+    return _per_observable(lambda d: _arviz(d, "mcse"), _draws(x))
+
+
+def _half_drift(x: np.ndarray) -> np.ndarray:
+    """:func:`half_drift_z` of checked draws ``(G, R, n)``."""
+    h = x.shape[2] // 2
+    d = x[:, :, x.shape[2] - h:].mean(-1) - x[:, :, :h].mean(-1)
+    mean = np.abs(d.mean(-1))
+    se = d.std(-1, ddof=1) / np.sqrt(d.shape[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, 0.0))
+
+
+def half_drift_z(x) -> np.ndarray:
+    """Stationarity test: drift between the halves of each chain, in standard errors.
+
+    x : array ``(n_groups, n_chains, n_draws)`` of draws of one observable
+    (``n_chains >= 2``, ``n_draws >= 2``). For every chain ``d = mean(second
+    half) - mean(first half)``; per group the result is
+    ``|mean(d)| / (std(d, ddof=1) / sqrt(n_chains))``. Taking the difference
+    within each chain removes what the chains do not share (their data set,
+    their start), so the test measures only the Monte Carlo drift; the
+    standard error assumes the chains are independent. Returns an array
+    ``(n_groups,)``: ``0`` where every ``d`` is exactly zero, ``inf`` where all
+    ``d`` are equal and non-zero.
+    """
+    x = as_real_array("x", x)
+    if x.ndim != 3 or x.shape[1] < 2 or x.shape[2] < 2:
+        raise ValueError(f"x must have shape (n_groups, n_chains >= 2, n_draws >= 2), got {x.shape}")
+    check_finite("x", x)
+    return _half_drift(x)
+
+
+@dataclass(frozen=True)
+class DatasetDiagnostics:
+    """:func:`dataset_chain_diagnostics` result: one entry per observable (arrays of shape ``(k,)``).
+
+    rhat : the largest rank-normalised split R-hat over the data sets (each data
+    set's chains compared only with each other); ess_bulk, ess_tail : bulk and tail
+    effective sample sizes summed over the data sets (the effective number of draws
+    behind the data-set average of the posterior means); drift_z : the half-chain
+    drift over all chains (:func:`half_drift_z` with every chain in one group: the
+    per-chain difference removes the data set); rhat_sets : ``(n_sets, k)`` R-hat
+    of each data set.
+    """
+
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    drift_z: np.ndarray
+    rhat_sets: np.ndarray
+    n_sets: int
+    n_chains: int
+    n_draws: int
+
+    def passes(self, rhat_max: float = RHAT_MAX, ess_min: float = ESS_MIN, drift_max: float = 4.0) -> bool:
+        """True if R-hat < ``rhat_max``, bulk and tail ESS > ``ess_min`` and drift z < ``drift_max`` everywhere."""
+        return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
+                    and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
+
+
+def dataset_chain_diagnostics(x) -> DatasetDiagnostics:
+    """MCMC diagnostics for chains that sample the posteriors of *different* data sets.
+
+    x : array ``(n_sets, n_chains, n_draws)`` or ``(n_sets, n_chains, n_draws, k)``:
+    ``n_chains >= 2`` chains per data set (independent starts on the same data),
+    ``n_draws >= 8``, finite. R-hat across chains of different data sets would
+    mistake the data-set spread for non-convergence (and the energy differs
+    between data sets by the log evidence), so R-hat and the ESS are computed per
+    data set with :func:`chain_diagnostics` (ArviZ); the
+    worst R-hat and the summed ESS are returned. The sum is the ESS of the
+    data-set average of the posterior means when the data sets' posterior
+    variances are equal, an approximation otherwise.
+    """
+    x = as_real_array("x", x)
+    if x.ndim not in (3, 4) or x.shape[1] < 2 or x.shape[2] < 8:
+        raise ValueError(f"x must have shape (n_sets, n_chains >= 2, n_draws >= 8[, k]), got {x.shape}")
+    check_finite("x", x)
+    y = x if x.ndim == 4 else x[..., None]
+    S, R, n, k = y.shape
+    diags = [chain_diagnostics(y[s]) for s in range(S)]
+    rhat_sets = np.stack([d.rhat for d in diags])
+    drift = np.array([_half_drift(y[:, :, :, j].reshape(1, S * R, n))[0] for j in range(k)])
+    squeeze = (lambda a: a[..., 0]) if x.ndim == 3 else (lambda a: a)
+    return DatasetDiagnostics(rhat=squeeze(rhat_sets.max(0)), ess_bulk=squeeze(np.sum([d.ess_bulk for d in diags], 0)),
+                              ess_tail=squeeze(np.sum([d.ess_tail for d in diags], 0)), drift_z=squeeze(drift),
+                              rhat_sets=squeeze(rhat_sets), n_sets=S, n_chains=R, n_draws=n)
+
+
+def _rank_normal(a: np.ndarray) -> np.ndarray:
+    """Blom normal scores of the ranks of all entries of ``a`` (ArviZ's ``z_scale``)."""
+    r = stats.rankdata(a, method="average").reshape(a.shape)
+    return stats.norm.ppf((r - 0.375) / (a.size + 0.25))
+
+
+def grouped_rhat(x) -> float:
+    """Rank-normalised split R-hat of chains that come in groups with different targets.
+
+    x : array ``(D, K, n)``: ``D >= 1`` groups (e.g. data sets) of ``K >= 1``
+    chains of ``n >= 4`` finite draws each; the chains of one group sample the
+    same distribution, different groups need not.
+
+    Every chain is split in halves (first and last ``n // 2`` draws). Within each
+    group the draws are rank-normalised (Blom scores, as ArviZ does), and the
+    between-chain variance ``B_d`` (of the half-chain means about the group's
+    mean, times ``n // 2``) and the mean within-half variance ``W_d`` are
+    averaged over the groups; ``R = sqrt((n' - 1)/n' + B/(n' W))``, ``n' = n // 2``.
+    As in Vehtari et al. (2021) the result is the larger of the value for the
+    draws (bulk) and for their distance from the group's median (tails). For
+    ``D = 1`` it is ArviZ's ``rhat(method="rank")`` (:func:`split_rhat`); ArviZ
+    has no grouped version, hence this one. A spread of targets between
+    groups does not enter, only disagreement between chains of one group.
+    Averaging over groups makes it sensitive to a small disagreement shared by
+    all groups but dilutes one bad group (one stuck chain among ``D`` groups
+    raises ``R - 1`` by roughly ``1/D`` of its value for that group alone), so
+    report it next to the per-group values (``grouped_rhat(x[d:d+1])``).
+    """
+    x = as_real_array("x", x)
+    if x.ndim != 3 or x.shape[2] < 4:
+        raise ValueError(f"x must have shape (D, K, n) with n >= 4, got {x.shape}")
+    check_finite("x", x)
+    D, K, n = x.shape
+    h = n // 2
+    split = np.concatenate([x[:, :, :h], x[:, :, n - h:]], axis=1)  # (D, 2K, h)
+
+    def rhat(z):
+        B = h * z.mean(-1).var(axis=1, ddof=1)  # (D,)
+        W = z.var(-1, ddof=1).mean(-1)
+        if (W == 0).any():
+            return 1.0 if (B == 0).all() else float("inf")
+        return float(np.sqrt((B.mean() / W.mean() + h - 1) / h))
+
+    bulk = rhat(np.stack([_rank_normal(s) for s in split]))
+    folded = np.abs(split - np.median(split.reshape(D, -1), axis=1)[:, None, None])
+    tail = rhat(np.stack([_rank_normal(s) for s in folded]))
+    return max(bulk, tail)
 
 
 @dataclass(frozen=True)
@@ -140,3 +347,30 @@ def z_calibration(z) -> ZCalibration:
     cdf = stats.chi2.cdf(s, n)
     return ZCalibration(n=n, mean_z2=s / n, lo=float(stats.chi2.ppf(0.025, n) / n),
                         hi=float(stats.chi2.ppf(0.975, n) / n), p_value=float(2 * min(cdf, 1 - cdf)))
+
+
+def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
+    """Range of ``mean(z^2)`` for ``n`` calibrated z-scores with correlation matrix ``corr``.
+
+    For jointly normal ``z`` with unit variances and correlations ``rho``,
+    ``sum z^2`` has mean ``n`` and variance ``2 tr(rho^2) = 2 sum_ij rho_ij^2``.
+    Matching a scaled chi-square to these two moments (Satterthwaite) gives
+    ``mean(z^2) ~ chi2_nu / nu`` with ``nu = n^2 / sum_ij rho_ij^2`` effective
+    comparisons (``nu = n`` for independent z, ``1`` if all are equal): the
+    range :func:`z_calibration` uses when the comparisons are correlated.
+
+    Returns ``(nu, lo, hi)``: ``lo, hi`` the central ``level`` range of ``chi2_nu / nu``.
+    """
+    corr = as_real_array("corr", corr)
+    if corr.ndim != 2 or corr.shape[0] != corr.shape[1] or corr.shape[0] < 1:
+        raise ValueError(f"corr must be a square (n, n) matrix, got shape {corr.shape}")
+    check_finite("corr", corr)
+    if not np.allclose(corr, corr.T, atol=1e-12) or not np.allclose(np.diag(corr), 1.0, atol=1e-12) \
+            or np.abs(corr).max() > 1 + 1e-12:
+        raise ValueError("corr must be symmetric with unit diagonal and entries in [-1, 1]")
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    n = corr.shape[0]
+    nu = n**2 / float((corr**2).sum())
+    a = (1 - level) / 2
+    return nu, float(stats.chi2.ppf(a, nu) / nu), float(stats.chi2.ppf(1 - a, nu) / nu)

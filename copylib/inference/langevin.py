@@ -1,4 +1,4 @@
-"""Batched Langevin sampling of posteriors, and MCMC convergence diagnostics.
+"""Batched Langevin sampling of posteriors.
 
 The sampler draws from ``p(x) ∝ exp(-U(x))`` for ``R`` independent chains at
 once. The state ``x`` is a dict (or tuple) of float64 tensors whose first
@@ -30,8 +30,7 @@ the warmup adaptation of ``h`` and the scales (:mod:`copylib.inference.adaptatio
 acceptance monitor and draw recorder (:mod:`copylib.inference.monitoring`). The posterior
 samplers of the model M* are in :mod:`copylib.inference.posterior_sampling`.
 
-Diagnostics (plain numpy, draws ``x`` of shape ``(R, n)`` = chains x draws):
-:func:`split_rhat`, :func:`effective_sample_size` and :func:`mcse_mean`.
+Convergence diagnostics of the draws (ArviZ) are in :mod:`copylib.inference.diagnostics`.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..arguments import as_real_array, check_bool, check_generator, check_int, check_positive
+from ..arguments import as_real_array, check_generator, check_int, check_positive
 from .adaptation import DualAveraging, ScaleWindows
 from .monitoring import AcceptanceMonitor, DrawRecorder, name_chains
 from .proposals import MALA, ULA
@@ -52,9 +51,6 @@ from .proposals import MALA, ULA
 __all__ = [
     "SamplingResult",
     "langevin",
-    "split_rhat",
-    "effective_sample_size",
-    "mcse_mean",
 ]
 
 _DTYPE = torch.float64
@@ -445,125 +441,3 @@ def _evaluate_start(x: torch.Tensor, evaluate: Callable):
     if bad.any():
         raise FloatingPointError(f"{name_chains(bad)}: non-finite energy or gradient at the initial state")
     return E, grad
-
-
-# --------------------------------------------------------------------------
-# diagnostics
-# --------------------------------------------------------------------------
-
-
-def _draws(x, min_draws: int = 4) -> np.ndarray:
-    x = as_real_array("x", x)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (R, n, ...) (chains x draws), got {x.shape}")
-    if x.shape[0] < 1 or x.shape[1] < min_draws:
-        raise ValueError(f"x needs at least 1 chain and {min_draws} draws per chain, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError("x must contain only finite values")
-    return x
-
-
-def _over_trailing(fn, x: np.ndarray):
-    """Apply ``fn`` to every ``x[:, :, i...]``; returns a float or an array of shape ``x.shape[2:]``."""
-    if x.ndim == 2:
-        return fn(x)
-    out = np.empty(x.shape[2:])
-    for idx in np.ndindex(*x.shape[2:]):
-        out[idx] = fn(x[(slice(None), slice(None)) + idx])
-    return out
-
-
-def _split(x: np.ndarray) -> np.ndarray:
-    """Split each chain into halves (dropping the middle draw if ``n`` is odd): ``(2R, n // 2)``."""
-    n = x.shape[1] // 2
-    return np.concatenate([x[:, :n], x[:, x.shape[1] - n:]], axis=0)
-
-
-def _rhat(x: np.ndarray) -> float:
-    R, n = x.shape
-    W = x.var(axis=1, ddof=1).mean()
-    B_over_n = x.mean(axis=1).var(ddof=1)
-    if W == 0:
-        return math.nan
-    return float(math.sqrt(((n - 1) / n * W + B_over_n) / W))
-
-
-def split_rhat(x):
-    """Split-R-hat (Gelman et al. 2013, BDA3 eq. 11.4), no rank normalisation.
-
-    x : ``(R, n, ...)`` draws (chains x draws; trailing dimensions are treated
-    separately), ``n >= 4``. Each chain is split in halves, then
-    ``R-hat = sqrt(((n'-1)/n' W + B/n') / W)`` with ``W`` the mean within-chain
-    variance and ``B/n'`` the variance of the ``2R`` half-chain means. Returns a
-    float (or an array of shape ``x.shape[2:]``); ``nan`` if all draws are
-    equal within every half chain. Values above ~1.01 signal unmixed chains.
-    """
-    x = _draws(x)
-    return _over_trailing(lambda y: _rhat(_split(y)), x)
-
-
-def _autocov(x: np.ndarray) -> np.ndarray:
-    """Biased autocovariance of each chain at lags ``0..n-1`` via FFT, shape ``(R, n)``."""
-    n = x.shape[1]
-    y = x - x.mean(axis=1, keepdims=True)
-    size = 1 << (2 * n - 1).bit_length()
-    f = np.fft.rfft(y, n=size, axis=1)
-    return np.fft.irfft(f * np.conj(f), n=size, axis=1)[:, :n] / n
-
-
-def _ess(x: np.ndarray) -> float:
-    R, n = x.shape
-    if np.ptp(x) == 0:
-        return float(R * n)
-    acov = _autocov(x)
-    W = acov[:, 0].mean() * n / (n - 1)  # mean within-chain variance (ddof 1)
-    var_plus = W * (n - 1) / n
-    if R > 1:
-        var_plus += x.mean(axis=1).var(ddof=1)
-    rho = 1.0 - (W - acov.mean(axis=0)) / var_plus  # combined autocorrelation, rho[0] = 1
-    # Geyer's initial positive sequence on pairs Gamma_k = rho_2k + rho_2k+1 ...
-    n_pairs = n // 2
-    gamma = rho[: 2 * n_pairs : 2] + rho[1 : 2 * n_pairs : 2]
-    nonpos = np.flatnonzero(gamma <= 0)
-    k_max = int(nonpos[0]) if nonpos.size else n_pairs
-    gamma = gamma[:k_max]
-    # ... made monotone (initial monotone sequence)
-    gamma = np.minimum.accumulate(gamma)
-    tau = -1.0 + 2.0 * gamma.sum()
-    tau = max(tau, 1.0 / math.log10(R * n)) if R * n > 1 else tau
-    return float(R * n / tau)
-
-
-def effective_sample_size(x, split: bool = True):
-    """Total effective sample size of draws from ``R`` chains.
-
-    x : ``(R, n, ...)`` (chains x draws; trailing dimensions separately), ``n >= 4``.
-    ``ESS = R n / tau`` with the integrated autocorrelation time ``tau = -1 + 2
-    sum_{k < k_max} Gamma_k``, ``Gamma_k = rho_{2k} + rho_{2k+1}``, truncated at
-    the first non-positive pair and made non-increasing (Geyer's initial
-    monotone sequence). The multi-chain autocorrelation is
-    ``rho_t = 1 - (W - mean_r acov_r(t)) / var_plus`` (Stan; Vehtari et al.
-    2021, without rank normalisation), with FFT autocovariances, ``W`` the mean
-    within-chain variance and ``var_plus = (n-1)/n W + var(chain means)``, so a
-    difference between chain means lowers the ESS. With ``split=True``
-    (default) each chain is first split in halves, which also catches trends
-    within a chain. ``tau`` is floored at ``1 / log10(R n)`` (antithetic chains).
-    Returns a float (or an array of shape ``x.shape[2:]``).
-    """
-    x = _draws(x)
-    split = check_bool("split", split)
-    return _over_trailing(lambda y: _ess(_split(y) if split else y), x)
-
-
-def mcse_mean(x, split: bool = True):
-    """Monte Carlo standard error of the mean of all draws: ``std / sqrt(ESS)``.
-
-    x : ``(R, n, ...)``; ``std`` is the standard deviation of all ``R n`` draws
-    (ddof 1), ``ESS`` from :func:`effective_sample_size`. Returns a float (or an
-    array of shape ``x.shape[2:]``).
-    """
-    x = _draws(x)
-    split = check_bool("split", split)
-    ess = effective_sample_size(x, split=split)
-    sd = x.reshape((-1,) + x.shape[2:]).std(axis=0, ddof=1)
-    return sd / np.sqrt(ess)

@@ -16,7 +16,6 @@ so one evaluation costs O(L^2 V^2) whatever the number of sequences ``P``.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape

@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape

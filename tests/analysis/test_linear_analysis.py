@@ -43,47 +43,6 @@ def test_map_sweep_datasets_shapes_and_gauge():
 
 
 
-def test_half_drift_z_flags_a_trend_and_passes_stationary_chains():
-    from copylib.analysis.linear import half_drift_z
-
-    rng = np.random.default_rng(3)
-    noise = rng.normal(size=(2, 10, 200))
-    # a chain-specific offset (different data sets) must not count as drift
-    offsets = rng.normal(scale=5.0, size=(2, 10, 1))
-    z = half_drift_z(noise + offsets)
-    assert z.shape == (2,) and (z < 4).all()
-    trend = np.linspace(0, 1, 200)  # drift of 0.5 between the half means, s.e. ~ 0.14 / sqrt(10)
-    assert (half_drift_z(noise + offsets + trend) > 4).all()
-    assert half_drift_z(np.zeros((1, 3, 4)))[0] == 0.0
-    assert half_drift_z(np.broadcast_to(trend, (1, 3, 200)))[0] == np.inf
-    with pytest.raises(ValueError, match="x"):
-        half_drift_z(np.zeros((1, 1, 4)))
-
-
-def test_dataset_chain_diagnostics_ignores_data_set_spread_and_flags_a_stuck_chain():
-    from copylib.inference.diagnostics import chain_diagnostics
-    from copylib.analysis.linear import dataset_chain_diagnostics
-
-    rng = np.random.default_rng(3)
-    S, R, n = 6, 4, 400
-    x = rng.normal(size=(S, R, n)) + 5.0 * rng.normal(size=(S, 1, 1))  # large data-set offsets
-    d = dataset_chain_diagnostics(x)
-    assert d.rhat < 1.01 and d.drift_z < 4 and d.passes()
-    assert abs(d.ess_bulk / (S * R * n) - 1) < 0.25  # iid draws: ESS close to the number of draws
-    # pooled across data sets, plain R-hat mistakes the offsets for non-convergence
-    assert chain_diagnostics(x.reshape(S * R, n)).rhat > 1.5
-    # one chain of one data set stuck elsewhere: the per-set R-hat catches it
-    y = x.copy()
-    y[2, 0] += 3.0
-    assert dataset_chain_diagnostics(y).rhat > 1.1 and not dataset_chain_diagnostics(y).passes()
-    # a common drift in every chain: the drift test catches it
-    z = x + np.linspace(0, 1, n)
-    assert dataset_chain_diagnostics(z).drift_z > 4
-    # several observables at once: per observable, identical to separate calls
-    both = dataset_chain_diagnostics(np.stack([x, z], -1))
-    assert np.isclose(both.rhat[0], d.rhat) and np.isclose(both.drift_z[1], dataset_chain_diagnostics(z).drift_z)
-
-
 def test_map_sweep_quenched_adam_part_equals_map_sweep_datasets_and_polish_lowers_the_objective():
     from copylib.analysis.linear import map_sweep_datasets, map_sweep_quenched
 

@@ -1,4 +1,4 @@
-"""Tests of copylib.inference.langevin: MALA/ULA on known targets, divergence, diagnostics.
+"""Tests of copylib.inference.langevin: MALA/ULA on known targets, divergence.
 
 Statistical tolerances. A sample average is compared with its exact value in
 units of its Monte Carlo standard error (MCSE = std / sqrt(ESS), ESS from the
@@ -19,13 +19,8 @@ import pytest
 import scipy.linalg
 import torch
 
-from copylib.inference.langevin import (
-    SamplingResult,
-    effective_sample_size,
-    langevin,
-    mcse_mean,
-    split_rhat,
-)
+from copylib.inference.diagnostics import mcse_mean, split_rhat
+from copylib.inference.langevin import SamplingResult, langevin
 
 K_SIGMA = 4.5
 
@@ -253,44 +248,3 @@ def test_argument_checks():
         langevin(gaussian_energy, init, 10, 0.5, gen, n_warmup=0, scales={"y": 1.0})
     with pytest.raises(ValueError, match="energy must return"):
         langevin(lambda p: p["x"].sum(), init, 10, 0.5, gen, n_warmup=0)
-
-
-# --------------------------------------------------------------------------
-# diagnostics
-# --------------------------------------------------------------------------
-
-
-def ar1(rho, R, n, rng):
-    """Stationary AR(1) chains with unit variance, shape ``(R, n)``."""
-    x = np.empty((R, n))
-    x[:, 0] = rng.standard_normal(R)
-    e = rng.standard_normal((R, n)) * math.sqrt(1 - rho**2)
-    for t in range(1, n):
-        x[:, t] = rho * x[:, t - 1] + e[:, t]
-    return x
-
-
-def test_split_rhat():
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((8, 1000))
-    assert abs(split_rhat(x) - 1) < 0.01
-    assert split_rhat(x + np.arange(8)[:, None]) > 2
-    # a trend inside each chain is caught by the split
-    assert split_rhat(x + np.linspace(0, 3, 1000)) > 1.2
-    # trailing dimensions are treated separately
-    assert split_rhat(rng.standard_normal((4, 200, 3, 2))).shape == (3, 2)
-
-
-def test_effective_sample_size_iid_and_ar1():
-    rng = np.random.default_rng(1)
-    R, n = 16, 2000
-    ess = effective_sample_size(rng.standard_normal((R, n)))
-    assert 0.85 < ess / (R * n) < 1.15
-    rho = 0.95
-    x = ar1(rho, 32, 5000, rng)
-    exact = x.size * (1 - rho) / (1 + rho)
-    assert abs(effective_sample_size(x) / exact - 1) < 0.2
-    # MCSE of the mean: the exact value for AR(1) is sqrt((1+rho)/(1-rho) / (R n))
-    assert abs(mcse_mean(x) / math.sqrt((1 + rho) / (1 - rho) / x.size) - 1) < 0.15
-    # different chain means lower the ESS
-    assert effective_sample_size(x + 3 * np.arange(32)[:, None]) < 0.1 * exact

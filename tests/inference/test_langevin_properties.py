@@ -1,4 +1,4 @@
-"""Property tests: sampling (Langevin, posterior samplers, diagnostics), training (Adam/MAP) and
+"""Property tests: sampling (Langevin, posterior samplers), training (Adam/MAP) and
 the linear-attention experiment helpers.
 
 Sizes and step counts are tiny: these tests check shapes, finiteness and argument
@@ -110,45 +110,6 @@ def test_langevin_invalid(data):
     args[name] = data.draw(bad)
     with raises_naming(name):
         sm.langevin(**args)
-
-
-# --------------------------------------------------------------------------
-# diagnostics
-# --------------------------------------------------------------------------
-
-
-@covers(sm.split_rhat, sm.effective_sample_size, sm.mcse_mean)
-@budget(30)
-@given(R=st.integers(1, 4), n=st.integers(4, 40), trailing=st.sampled_from([(), (2,)]), split=st.booleans(),
-       constant=st.booleans(), seed=seeds)
-def test_diagnostics_valid(R, n, trailing, split, constant, seed):
-    rng = np.random.default_rng(seed)
-    x = np.full((R, n) + trailing, 1.5) if constant else rng.normal(size=(R, n) + trailing).cumsum(1)
-    rhat = sm.split_rhat(x)
-    ess = sm.effective_sample_size(x, split=split)
-    se = sm.mcse_mean(x, split=split)
-    for out in (rhat, ess, se):
-        assert np.shape(out) == trailing
-    # documented NaN of split-R-hat: all draws equal within every half chain
-    assert np.isnan(rhat).all() == constant and np.isnan(rhat).any() == constant
-    assert np.isfinite(ess).all() and (np.asarray(ess) > 0).all()
-    assert np.isfinite(se).all() and (np.asarray(se) >= 0).all()
-
-
-@covers(sm.split_rhat, sm.effective_sample_size, sm.mcse_mean)
-@budget(40)
-@given(data=st.data())
-def test_diagnostics_invalid(data):
-    which = data.draw(st.sampled_from(["split_rhat", "effective_sample_size", "mcse_mean"]))
-    if which != "split_rhat" and data.draw(st.booleans()):
-        with raises_naming("split"):
-            getattr(sm, which)(np.zeros((2, 8)), split=data.draw(not_bool()))
-        return
-    x = data.draw(st.one_of(
-        st.sampled_from([np.zeros(8), np.zeros((2, 3)), np.zeros((0, 8))]), not_array(),
-        st.builds(lambda d: with_nonfinite(np.zeros((2, 8)), d), st.data())))
-    with raises_naming("x"):
-        getattr(sm, which)(x)
 
 
 # --------------------------------------------------------------------------
@@ -323,21 +284,6 @@ def test_plugin_posterior_moments_invalid(data):
         lm.plugin_posterior_moments(**args)
 
 
-@covers(lx.half_drift_z)
-@budget(20)
-@given(G=st.integers(1, 3), R=st.integers(2, 5), n=st.integers(2, 30), seed=seeds)
-def test_half_drift_z_valid(G, R, n, seed):
-    x = np.random.default_rng(seed).normal(size=(G, R, n))
-    z = lx.half_drift_z(x)
-    assert z.shape == (G,) and (z >= 0).all()
-    # invariant under a per-chain offset (data set) and under a common scale
-    assert np.allclose(lx.half_drift_z(3.0 * x + np.arange(R)[None, :, None]), z, rtol=1e-9, atol=1e-9)
-    with raises_naming("x"):
-        lx.half_drift_z(x[:, :1])
-    with raises_naming("x"):
-        lx.half_drift_z(np.where(np.arange(n) == 0, np.nan, x))
-
-
 @covers(lx.chain_group_summary, lx.GroupSummary, lx.onset_from_squares)
 @budget(20)
 @given(G=st.integers(1, 3), R=st.integers(2, 4), n=st.integers(4, 20), seed=seeds)
@@ -415,81 +361,6 @@ def test_map_sweep_datasets_valid(spec, P, n_sets, seed):
         assert getattr(r, name).shape == (n_sets, len(P))
         assert_finite(getattr(r, name), name)
     assert (r.m >= 0).all()  # gauge fixed
-
-
-# --------------------------------------------------------------------------
-# ArviZ diagnostics adapter
-# --------------------------------------------------------------------------
-
-from copylib.inference import diagnostics as dg  # noqa: E402
-
-
-@covers(dg.chain_diagnostics, dg.ChainDiagnostics)
-@budget(25)
-@given(R=st.integers(2, 4), n=st.integers(8, 40), k=st.sampled_from([None, 2]), constant=st.booleans(), seed=seeds)
-def test_chain_diagnostics_valid(R, n, k, constant, seed):
-    rng = np.random.default_rng(seed)
-    shape = (R, n) if k is None else (R, n, k)
-    x = np.full(shape, 0.5) if constant else rng.normal(size=shape).cumsum(1)
-    d = dg.chain_diagnostics(x)
-    for a in (d.rhat, d.ess_bulk, d.ess_tail, d.mcse):
-        assert np.shape(a) == shape[2:]
-        assert np.isfinite(a).all()
-    assert isinstance(d.passes(), bool) and set(d.worst()) == {"rhat", "ess_bulk", "ess_tail", "drift_z"}
-
-
-@covers(dg.chain_diagnostics)
-@budget(20)
-@given(data=st.data())
-def test_chain_diagnostics_invalid(data):
-    x = data.draw(st.one_of(
-        st.sampled_from([np.zeros(8), np.zeros((2, 7)), np.zeros((1, 8)), np.zeros((2, 8, 2, 2))]), not_array(),
-        st.builds(lambda d: with_nonfinite(np.zeros((2, 8)), d), st.data())))
-    with raises_naming("x"):
-        dg.chain_diagnostics(x)
-
-
-@covers(dg.z_calibration, dg.ZCalibration)
-@budget(25)
-@given(z=st.lists(st.floats(-50, 50), min_size=2, max_size=60))
-def test_z_calibration_valid(z):
-    c = dg.z_calibration(z)
-    assert c.n == len(z) and 0 < c.lo < 1 < c.hi and 0 <= c.p_value <= 1
-    assert c.calibrated == (c.lo <= c.mean_z2 <= c.hi)
-
-
-@covers(dg.z_calibration)
-def test_z_calibration_invalid():
-    for bad in ([1.0], [], [0.0, np.nan], "ab"):
-        with raises_naming("z"):
-            dg.z_calibration(bad)
-
-
-@covers(lx.dataset_chain_diagnostics, lx.DatasetDiagnostics)
-@budget(30)
-@given(S=st.integers(1, 3), R=st.integers(2, 4), n=st.integers(8, 40), k=st.integers(0, 2), seed=seeds)
-def test_dataset_chain_diagnostics_valid(S, R, n, k, seed):
-    shape = (S, R, n) if k == 0 else (S, R, n, k)
-    x = np.random.default_rng(seed).normal(size=shape)
-    d = lx.dataset_chain_diagnostics(x)
-    trailing = () if k == 0 else (k,)
-    for name in ("rhat", "ess_bulk", "ess_tail", "drift_z"):
-        assert np.shape(getattr(d, name)) == trailing
-        assert np.isfinite(getattr(d, name)).all() and (np.asarray(getattr(d, name)) >= 0).all()
-    assert d.rhat_sets.shape == (S,) + trailing and (d.n_sets, d.n_chains, d.n_draws) == (S, R, n)
-    # per data set it is chain_diagnostics of that set's chains; the drift ignores per-chain offsets
-    from copylib.inference.diagnostics import chain_diagnostics
-
-    assert np.allclose(d.rhat_sets[-1], chain_diagnostics(x[-1]).rhat)
-    off = np.arange(S * R, dtype=float).reshape((S, R) + (1,) * (len(shape) - 2))
-    assert np.allclose(lx.dataset_chain_diagnostics(x + off).drift_z, d.drift_z, rtol=1e-6, atol=1e-9)
-    assert isinstance(d.passes(), bool)
-    with raises_naming("x"):
-        lx.dataset_chain_diagnostics(x[:, :1])
-    with raises_naming("x"):
-        lx.dataset_chain_diagnostics(x[:, :, :7])
-    with raises_naming("x"):
-        lx.dataset_chain_diagnostics(np.where(np.arange(n)[:, None] == 0 if k else np.arange(n) == 0, np.nan, x))
 
 
 @covers(lx.map_sweep_quenched, lx.QuenchedMap)

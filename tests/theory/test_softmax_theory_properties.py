@@ -656,49 +656,6 @@ def test_basin_mean_grouped_valid(G, per, n, seed):
         sx.basin_mean(x, c, groups=groups[:-1])
 
 
-@covers(sx.grouped_rhat)
-@budget(30)
-@given(D=st.integers(1, 4), K=st.integers(1, 3), n=st.integers(4, 40), k=st.integers(-30, 30), seed=seeds)
-def test_grouped_rhat_valid_and_invariant(D, K, n, k, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(D, K, n))
-    r = sx.grouped_rhat(x)
-    assert math.isfinite(r) and r > 0
-    # ranks within groups: rescaling one group leaves it unchanged (a power of 2 keeps the folded
-    # distances' exact ties at the median of an even number of draws)
-    y = x.copy()
-    y[0] = 2.0**k * x[0]
-    assert sx.grouped_rhat(y) == pytest.approx(r, rel=1e-9)
-    with raises_naming("x"):
-        sx.grouped_rhat(x[..., :3])
-    with raises_naming("x"):
-        sx.grouped_rhat(with_nonfinite_x(x))
-
-
-def with_nonfinite_x(x):
-    y = x.copy()
-    y.flat[0] = np.nan
-    return y
-
-
-@covers(sx.z2_range)
-@budget(30)
-@given(n=st.integers(1, 12), k=st.integers(1, 6), level=st.floats(0.5, 0.99), seed=seeds)
-def test_z2_range_valid(n, k, level, seed):
-    F = np.random.default_rng(seed).normal(size=(n, k))
-    cov = F @ F.T + 1e-3 * np.eye(n)
-    corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
-    corr = (corr + corr.T) / 2
-    np.fill_diagonal(corr, 1.0)
-    nu, lo, hi = sx.z2_range(corr, level)
-    assert 1 - 1e-9 <= nu <= n + 1e-9  # n^2 / sum rho^2 lies between 1 and n
-    assert 0 <= lo < 1 < hi
-    with raises_naming("corr"):
-        sx.z2_range(corr[:, :-1] if n > 1 else np.ones((1, 2)))
-    with raises_naming("level"):
-        sx.z2_range(corr, 1.5)
-
-
 _SMALL_EXACT = cl.ModelSpec(L=4, V=3, kind="softmax")
 _CUM = se.row_cumulants(_SMALL_EXACT, np.random.default_rng(0), n_draws=16, lam1=np.linspace(-12.0, 4.0, 5),
                         lam2=np.linspace(-6.0, 12.0, 7), t_step=0.25, t_range=(-20.0, 14.0))
