@@ -41,6 +41,7 @@ PROPERTY_MODULES = (
     "test_diagnostics_properties",
     "test_site_properties",
     "test_scaling_properties",
+    "test_predictability_properties",
     "test_transitions_properties",
     "test_causal_theory_properties",
     "test_plugin_loss_properties",

@@ -19,10 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from scipy.optimize import minimize
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
-from ..model.network import ModelSpec
 from ..inference.diagnostics import mcse_mean
+from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
+from ..model.network import ModelSpec
+from ..posterior.order_parameters import order_parameters
 from ..posterior.targets import JointPosterior
 
 __all__ = ["GroupSummary", "chain_group_summary", "onset_from_squares", "MapSweepSets", "map_sweep_datasets",
@@ -150,11 +154,6 @@ def _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs):
     Returns the kept runs as a :class:`MapSweepSets`, and the co-occurrences, the
     runs and the ``(data set, P)`` group of every run.
     """
-    import torch
-
-    from ..posterior.order_parameters import order_parameters
-    from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
-
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds must be a sequence of integers, got {type(seeds).__name__}")
     seeds = [check_int("seeds entries", s, 0) for s in seeds]
@@ -203,9 +202,6 @@ class QuenchedMap:
 
 def _polish(obj, x0: np.ndarray, gtol: float, max_iter: int):
     """L-BFGS on one run's MAP objective from the flat state ``x0`` (float64)."""
-    import torch
-    from scipy.optimize import minimize
-
     def f(x):
         g, b, W = obj.split(torch.as_tensor(x, dtype=torch.float64)[None])
         U, grads = obj.energy_and_grad({"g": g.clone(), "b": b.clone(), "W": W.clone()})
@@ -231,10 +227,6 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
     the plug-in MAP action minimum is the finite data set (and the plug-in
     approximation). ``gtol > 0``, ``max_iter >= 1``.
     """
-    import torch
-
-    from ..posterior.order_parameters import order_parameters
-
     gtol = check_positive("gtol", gtol)
     max_iter = check_int("max_iter", max_iter, 1)
     sweep, C, runs, groups = _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs)

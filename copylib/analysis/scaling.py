@@ -19,10 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.stats import t as student_t
 
 from ..arguments import as_real_array, check_finite, check_positive
 from ..model.network import ModelSpec
+from ..theory import linear as lt
+from ..theory import softmax as st
 from ..theory.linear import copy_share
+from ..theory.linear_marginal import plugin_posterior_moments
 
 __all__ = ["THRESHOLDS", "ThresholdTable", "critical_sample_sizes", "PowerLawFit", "fit_power_law",
            "posterior_crossover"]
@@ -89,9 +93,6 @@ def critical_sample_sizes(L_values, V_values, names=None, **spec_kwargs) -> Thre
     -------
     ThresholdTable
     """
-    from ..theory import linear as lt
-    from ..theory import softmax as st
-
     Ls = _check_sizes("L_values", L_values, 3)
     Vs = _check_sizes("V_values", V_values, 2)
     names = list(THRESHOLDS) if names is None else list(names)
@@ -165,8 +166,6 @@ class PowerLawFit:
         scatter of ``ln y`` of constant variance; with few points (``dof = 1`` for three
         points and one regressor, ``t = 12.7`` at 95 %) it is honestly wide.
         """
-        from scipy.stats import t as student_t
-
         i = self._index(name)
         level = check_positive("level", level)
         if not level < 1:
@@ -247,8 +246,6 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     ArithmeticError
         If the share does not cross ``share`` inside ``P_bracket``.
     """
-    from ..theory.linear_marginal import plugin_posterior_moments
-
     share = check_positive("share", share)
     if not share < 1:
         raise ValueError(f"share must lie in (0, 1), got {share}")

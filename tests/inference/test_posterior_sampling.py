@@ -14,7 +14,7 @@ import torch
 
 import copylib.inference.posterior_sampling as sampling
 from copylib import ModelSpec, cooccurrence, copy_task
-from copylib.inference.langevin import mcse_mean
+from copylib.inference.diagnostics import mcse_mean
 from copylib.inference.posterior_sampling import sample_collapsed_posterior, sample_full_posterior
 
 K_SIGMA = 4.5
