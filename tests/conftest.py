@@ -86,7 +86,8 @@ def build_failure_report(returncode: int, log: str, tail_chars: int = 6000) -> s
     With ``--keep-going`` the warnings that fail a -W build are spread through a long
     log; its tail alone shows only the summary.
     """
-    problems = [line for line in log.splitlines() if _PROBLEM.search(line)]
+    # the kernels' own start-up notice ("[IPKernelApp] WARNING | Kernel is running over TCP ...") is not Sphinx's
+    problems = [line for line in log.splitlines() if _PROBLEM.search(line) and not line.startswith("[IPKernelApp]")]
     listed = "\n".join(problems) if problems else "(none found)"
     return (f"book build failed (exit {returncode}); {len(problems)} warning/error line(s):\n{listed}\n"
             f"--- last {tail_chars} characters of the log ---\n{log[-tail_chars:]}")

@@ -5,13 +5,13 @@ With the plug-in (large-``P`` posterior-mean) readout ``W = (K_bar + kappa I)^{-
 every moment is ``a I + b J_V`` by the vocabulary symmetry, and the population loss per
 position of ``(A, W)`` (:func:`copylib.expected_loss <copylib.model.losses.expected_loss>`)
 depends on ``A`` only through its four invariants
-(:func:`copylib.posterior.order_parameters.invariants`)
+(:func:`copylib.posterior.order_parameters.invariants`)::
 
     alpha_1 = |A|^2,   alpha_2 = |A 1|^2,   gamma_1 = tr A^T T,   gamma_2 = 1^T A^T T 1.
 
 On ``1^perp`` (multiplicity ``V - 1``) and on ``1`` the readout has the eigenvalues
 ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
-``eps = V kappa / P``, and the loss is
+``eps = V kappa / P``, and the loss is::
 
     n_T/L + [(V-1)(alpha_1 w_perp^2 - 2 gamma_1 w_perp) + alpha_2 w_1^2 - 2 gamma_2 w_1] / (L V)
 
