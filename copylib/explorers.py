@@ -1,17 +1,24 @@
-"""Interactive explorers for the chapters (matplotlib figures driven by ipywidgets).
+"""Interactive explorers for the chapters: figures, shown as frames that work on the website.
 
-Each explorer comes in two parts: a figure function (plain matplotlib, no
-widgets, tested on its own) and an ``*_explorer`` function that shows that
-figure once at its default arguments -- so the rendered page reads well without
-a kernel -- and returns sliders that redraw it in a live notebook.
+Each explorer has two parts: a figure function (plain matplotlib, no widgets,
+tested on its own) and an ``*_explorer`` function that draws that figure at a
+grid of parameter values and shows the pictures behind linked controls
+(:mod:`copylib.frames`), so moving a control works on the static website,
+without a kernel. Where recomputing for any value makes sense, the explorer
+adds controls that redraw the figure in a running notebook; they are marked
+with :func:`copylib.frames.live_only`, and the website hides them.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from . import frames
 from .theory import linear as linear_theory
 from .theory import softmax as softmax_theory
+from .theory import softmax_marginal
 from .arguments import check_int, check_positive
 from .model.attention import attention_kind
 from .model.network import ModelSpec
@@ -84,9 +91,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     c_max = max(1.2, 1.3 * (L - 1) * best.q)
     M, Qc = np.meshgrid(np.linspace(0.0, m_max, n_grid), np.linspace(-0.2, c_max, n_grid))
     S = linear_theory.reduced_action(M, Qc / (L - 1), P, spec, version=version)
-    curve = linear_theory.minimum_curve(np.geomspace(*P_range, n_P), spec, version)
-    P1 = linear_theory.p1_analytic(spec, version)
-    P2 = linear_theory.p2_analytic(spec, version)
+    curve, P1, P2 = _linear_sweep(L, V, version, _range(P_range), n_P)
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
     cs = ax.contourf(M, Qc, np.log1p(S - S.min()), levels=20, cmap="viridis")
@@ -110,6 +115,33 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     bx.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def _range(P_range) -> tuple:
+    lo, hi = (check_positive("P_range", x) for x in P_range)
+    if not lo < hi:
+        raise ValueError(f"P_range must be (low, high) with 0 < low < high, got {tuple(P_range)}")
+    return float(lo), float(hi)
+
+
+@functools.lru_cache(maxsize=16)
+def _linear_sweep(L, V, version, P_range, n_P):
+    """The minimiser along the ``P`` sweep and ``P_1``, ``P_2``: the same for every frame, so computed once."""
+    spec = ModelSpec(L=L, V=V, kind="linear")
+    curve = linear_theory.minimum_curve(np.geomspace(*P_range, n_P), spec, version)
+    return curve, linear_theory.p1_analytic(spec, version), linear_theory.p2_analytic(spec, version)
+
+
+@functools.lru_cache(maxsize=16)
+def _softmax_sweep(L, V, version, P_range, n_P):
+    """The branches along the ``P`` sweep and the first-order point (``None`` without coexistence)."""
+    spec = ModelSpec(L=L, V=V, kind="softmax")
+    branches = softmax_branches(np.geomspace(*P_range, n_P), spec, version)
+    try:
+        point = softmax_theory.first_order_point(spec, version)
+    except ValueError:  # no coexistence: a continuous crossover at these sizes
+        point = None
+    return branches, point
 
 
 def softmax_branches(P_grid, spec: ModelSpec, version: str = "mean_field"):
@@ -166,13 +198,9 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     ax.set_title(f"softmax ({version}), L={L}, V={V}, P={P:.4g}", fontsize=9)
     ax.legend(fontsize=7)
 
-    Ps, Ds, glob = softmax_branches(np.geomspace(*P_range, n_P), spec, version)
+    (Ps, Ds, glob), point = _softmax_sweep(L, V, version, _range(P_range), n_P)
     bx.plot(Ps[glob], Ds[glob], "o", ms=4, color="C0", label="global minimum")
     bx.plot(Ps[~glob], Ds[~glob], "o", ms=4, mfc="none", color="C1", label="metastable minimum")
-    try:
-        point = softmax_theory.first_order_point(spec, version)
-    except ValueError:  # no coexistence: a continuous crossover at these sizes
-        point = None
     if point is not None:
         for x, label in ((point.spinodals.P_lower, "spinodals"), (point.spinodals.P_upper, None)):
             bx.axvline(x, color="0.4", ls=":", lw=1, label=label)
@@ -211,21 +239,44 @@ def _show(fig):
     plt.close(fig)
 
 
-def landscape_explorer(P: float = 342.0, L: int = 32, V: int = 4, kind: str = "softmax",
-                       version: str | None = None):
-    """Show :func:`landscape_figure` at the given values, then return sliders that redraw it.
-
-    Sliders: ``P`` (log scale), ``L``, ``V``, the attention kind and the theory
-    version. The returned widget holds a figure that a running kernel redraws
-    whenever a control changes; on a static page only the figure shown here
-    (at the defaults) is visible.
-    """
+def _with_live(explorer, live):
     import ipywidgets as w
 
-    P, L, V = _check_sizes(P, L, V)
+    return w.VBox([explorer, frames.live_only(live)])
+
+
+def _p_axis(P_values, default):
+    P_values = [check_positive("P_values", P) for P in np.atleast_1d(np.asarray(P_values, dtype=object))]
+    if not P_values:
+        raise ValueError("P_values must be non-empty")
+    default = P_values[len(P_values) // 2] if default is None else check_positive("default", default)
+    if default not in P_values:
+        raise ValueError(f"default must be one of P_values {P_values}, got {default}")
+    return frames.axis("P", P_values, "{:.4g}", default=default)
+
+
+def landscape_explorer(P_values, L: int = 32, V: int = 4, kind: str = "softmax",
+                       version: str | None = None, default: float | None = None):
+    """:func:`landscape_figure` at each ``P`` of ``P_values``, behind a slider that works on the website.
+
+    The slider's frames are drawn once (``default``, one of ``P_values``, is shown
+    first; the middle one if ``None``). Below them, controls for any ``P``, ``L``,
+    ``V``, attention kind and theory version redraw the figure in a running
+    notebook (hidden on the website, where they could not work).
+    """
+    P_axis = _p_axis(P_values, default)
+    L = check_int("L", L, 2)
+    V = check_int("V", V, 2)
     kind = _landscape_kind(kind)
     version = _check_version(kind, version)
-    _show(landscape_figure(P, L, V, kind, version))
+    title = f"<b>{kind} attention, {version} action, L = {L}, V = {V}</b>"
+    explorer = frames.frame_explorer([P_axis], lambda P: landscape_figure(P, L, V, kind, version), title=title)
+    live = _landscape_live(P_axis.values[P_axis.default], L, V, kind, version)
+    return _with_live(explorer, live)
+
+
+def _landscape_live(P, L, V, kind, version):
+    import ipywidgets as w
 
     P_w = w.FloatLogSlider(value=P, base=10, min=0, max=4, step=0.01, description="P")
     L_w = w.IntSlider(value=L, min=4, max=64, description="L")
@@ -246,8 +297,7 @@ def landscape_explorer(P: float = 342.0, L: int = 32, V: int = 4, kind: str = "s
     kind_w.observe(sync_versions, names="value")
     for control in (P_w, L_w, V_w, version_w):
         control.observe(redraw, names="value")
-    note = w.HTML("<i>Live figure: move a control in a running notebook to redraw.</i>")
-    return w.VBox([w.HBox([P_w, L_w, V_w]), w.HBox([kind_w, version_w]), note, out])
+    return w.VBox([w.HBox([P_w, L_w, V_w]), w.HBox([kind_w, version_w]), out])
 
 
 def attention_figure(A, title: str = ""):
@@ -260,48 +310,255 @@ def attention_figure(A, title: str = ""):
     """
     import matplotlib.pyplot as plt
 
+    A = _check_attention(A)
+    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    _draw_attention(fig, ax, A, title)
+    fig.tight_layout()
+    return fig
+
+
+def _check_attention(A) -> np.ndarray:
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 2:
         raise ValueError(f"A must be a square L x L matrix with L >= 2, got shape {A.shape}")
     if not np.all(np.isfinite(A)):
         raise ValueError("A must be finite")
+    return A
+
+
+def _draw_attention(fig, ax, A, title):
     m, q, r2 = (float(x) for x in order_parameters(A))
     c = float(copy_weight(A))
-    fig, ax = plt.subplots(figsize=(4.8, 4.2))
     im = ax.imshow(A, cmap="viridis", interpolation="nearest")
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
     ax.set_title(f"{title}\nm = {m:.3f}, q = {q:.3f}, r$^2$ = {r2:.3g}, copy weight = {c:.3f}",
                  fontsize=9)
+
+
+def _check_sweeps(sweeps) -> dict:
+    """``{kind: (P, A, test_loss)}`` as arrays, checked: one attention matrix and one loss per ``P``."""
+    if not isinstance(sweeps, dict) or not sweeps:
+        raise ValueError("sweeps must be a non-empty dict of attention kind -> sweep (with P, A, test_loss)")
+    out = {}
+    for kind, sweep in sweeps.items():
+        name = attention_kind(kind).name
+        P = np.asarray(sweep.P, dtype=float)
+        A = np.asarray(sweep.A, dtype=float)
+        loss = np.asarray(sweep.test_loss, dtype=float)
+        if P.ndim != 1 or P.size == 0 or A.shape[:1] != P.shape or loss.shape != P.shape:
+            raise ValueError(f"sweeps[{kind!r}] must hold P (n,), A (n, L, L) and test_loss (n,), got shapes "
+                             f"{P.shape}, {A.shape}, {loss.shape}")
+        for a in A:
+            _check_attention(a)
+        out[name] = (P, A, loss)
+    return out
+
+
+def training_figure(sweeps: dict, kind: str, P: float):
+    """The attention matrix Adam learned at one ``P``, and the test loss of every kind along ``P``.
+
+    ``sweeps`` maps an attention kind to a sweep with ``P`` (sample sizes),
+    ``A`` (the kept attention matrix per ``P``) and ``test_loss`` (per ``P``), e.g.
+    :class:`copylib.inference.map_training.SweepResult`. Left: the attention matrix of
+    ``kind`` at ``P`` (one of the sweep's sample sizes) with its order parameters.
+    Right: the test loss against ``P`` for every kind, ``kind`` in a thick line, the
+    current ``P`` marked. Returns the matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    data = _check_sweeps(sweeps)
+    kind = attention_kind(kind).name
+    if kind not in data:
+        raise ValueError(f"kind must be one of the sweeps' kinds {tuple(data)}, got {kind!r}")
+    P_k, A_k, loss_k = data[kind]
+    P = check_positive("P", P)
+    hits = np.flatnonzero(P_k == P)
+    if hits.size == 0:
+        raise ValueError(f"P must be one of the sample sizes of the {kind} sweep {P_k.tolist()}, got {P}")
+    i = int(hits[0])
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [1, 1.15]})
+    _draw_attention(fig, ax, A_k[i], f"{kind} attention, P = {P:.4g}")
+    for name, (P_n, _, loss) in data.items():
+        bx.plot(P_n, loss, "o-", lw=2.5 if name == kind else 1, ms=4, label=f"{name} attention")
+    bx.plot([P], [loss_k[i]], "r*", ms=14, label="shown on the left")
+    bx.set_xscale("log")
+    bx.set_xlabel("number of training sequences $P$")
+    bx.set_ylabel("test loss per position")
+    bx.set_title("test loss after training (Adam, kept run)", fontsize=9)
+    bx.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
-def attention_explorer(attentions: dict, default=None):
-    """Show one attention matrix, then return a selector over the others.
+def training_explorer(sweeps: dict, default: tuple | None = None):
+    """:func:`training_figure` for every kind and ``P`` of ``sweeps``, behind controls that work on the website.
 
-    ``attentions`` maps a label (e.g. ``"softmax, P = 400"``) to an ``L x L``
-    array. The figure at ``default`` (the first label if ``None``) is shown
-    at once; the returned dropdown redraws it in a live notebook.
+    One control picks the attention kind, one the sample size (the sweeps share
+    their sample sizes); ``default = (kind, P)`` is shown first (the last kind at
+    its largest ``P`` if ``None``). All frames are precomputed: nothing needs a kernel.
+    """
+    data = _check_sweeps(sweeps)
+    kinds = list(data)
+    P_values = {tuple(data[k][0].tolist()) for k in kinds}
+    if len(P_values) != 1:
+        raise ValueError("sweeps must share their sample sizes P (one slider serves every kind)")
+    P_list = list(P_values.pop())
+    kind0, P0 = (kinds[-1], P_list[-1]) if default is None else default
+    kind0 = attention_kind(kind0).name
+    if kind0 not in data:
+        raise ValueError(f"default kind must be one of {tuple(kinds)}, got {kind0!r}")
+    axes = [frames.axis("kind", kinds, default=kind0), _p_axis(P_list, P0)]
+    return frames.frame_explorer(axes, lambda kind, P: training_figure(sweeps, kind, P))
+
+
+def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, U_max: float = 8.0):
+    """The plug-in posterior of the copy weight at one ``P``, and its mean along ``P``.
+
+    Left: the effective potential ``U(c) = -ln p(c)`` of ``marginal`` (a
+    :class:`copylib.theory.softmax_marginal.CopyWeightMarginal`) with its local
+    minima (red) and, where two coexist, the barrier between them (dotted) with
+    the posterior mass on each side. Right: the posterior mean copy weight
+    along ``P_line`` (``mean_line``, precomputed), the current ``P`` marked.
+    Returns the matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(marginal, softmax_marginal.CopyWeightMarginal) or marginal.P is None:
+        raise ValueError("marginal must be a CopyWeightMarginal at some P (not the prior)")
+    P_line = np.asarray(P_line, dtype=float)
+    mean_line = np.asarray(mean_line, dtype=float)
+    if P_line.ndim != 1 or P_line.shape != mean_line.shape or P_line.size < 2:
+        raise ValueError(f"P_line and mean_line must be 1-d of equal length >= 2, got {P_line.shape}, "
+                         f"{mean_line.shape}")
+    c_max = check_positive("c_max", c_max)
+    U_max = check_positive("U_max", U_max)
+    branches = softmax_marginal.marginal_branches(marginal)
+    U = marginal.potential
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
+    ax.plot(marginal.c, U, "k-", lw=1.5)
+    ax.plot(branches.minima, np.interp(branches.minima, marginal.c, U), "r*", ms=12, label="local minima")
+    if branches.n_minima >= 2:
+        copy_mass = marginal.mass(branches.barrier)
+        ax.axvline(branches.barrier, color="0.5", ls=":", lw=1,
+                   label=f"barrier; posterior mass {1 - copy_mass:.2f} left, {copy_mass:.2f} right")
+    ax.set_xlim(0.0, c_max)
+    ax.set_ylim(0.0, U_max)
+    ax.set_xlabel("copy weight $c$")
+    ax.set_ylabel(r"$U(c) = -\ln p(c)$ + const (nats)")
+    ax.set_title(f"plug-in posterior of the copy weight, P = {marginal.P:.4g}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper right")
+    bx.plot(P_line, mean_line, "k-", label="posterior mean of $c$")
+    bx.axvline(marginal.P, color="r", lw=1, label="current $P$")
+    bx.set_xlabel("number of training sequences $P$")
+    bx.set_ylabel("copy weight $c$")
+    bx.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def marginal_explorer(P_values, spec: ModelSpec, cumulants, P_line, default: float | None = None):
+    """:func:`marginal_figure` at each ``P`` of ``P_values``, behind a slider that works on the website.
+
+    ``cumulants`` are the row cumulants of
+    :func:`copylib.theory.softmax_marginal.row_cumulants` for ``spec``; the right
+    panel's line is the posterior mean at every ``P`` of ``P_line``. Below the
+    frames, a slider for any ``P`` in the range of ``P_line`` recomputes the
+    figure in a running notebook (hidden on the website).
     """
     import ipywidgets as w
 
-    if not isinstance(attentions, dict) or not attentions:
-        raise ValueError("attentions must be a non-empty dict of label -> L x L array")
-    labels = list(attentions)
-    default = labels[0] if default is None else default
-    if default not in attentions:
-        raise ValueError(f"default must be one of the labels {labels}, got {default!r}")
-    _show(attention_figure(attentions[default], default))
-    pick = w.Dropdown(options=labels, value=default, description="network")
+    P_axis = _p_axis(P_values, default)
+    P_line = np.asarray([check_positive("P_line", P) for P in np.atleast_1d(np.asarray(P_line, dtype=object))])
+    mean_line = np.array([softmax_marginal.copy_weight_marginal(P, spec, cumulants).mean() for P in P_line])
+
+    def draw(P):
+        return marginal_figure(softmax_marginal.copy_weight_marginal(P, spec, cumulants), P_line, mean_line)
+
+    title = f"<b>softmax attention, L = {spec.L}, V = {spec.V}</b>"
+    explorer = frames.frame_explorer([P_axis], draw, title=title)
+    P_w = w.FloatSlider(value=P_axis.values[P_axis.default], min=float(P_line.min()), max=float(P_line.max()),
+                        step=1.0, description="P")
     out = w.Output()
 
     def redraw(change):
         out.clear_output(wait=True)
         with out:
-            _show(attention_figure(attentions[change["new"]], change["new"]))
+            _show(draw(change["new"]))
 
-    pick.observe(redraw, names="value")
-    note = w.HTML("<i>Live figure: pick another network in a running notebook to redraw.</i>")
-    return w.VBox([pick, note, out])
+    P_w.observe(redraw, names="value")
+    return _with_live(explorer, w.VBox([P_w, out]))
+
+
+_THRESHOLD_LINES = (("P1_mean_field", "$P_1$ (mean field)", "C0", "o-"),
+                    ("P2_mean_field", "$P_2$ (mean field)", "C1", "o-"),
+                    ("P2_fluct", "$P_2$ (fluct)", "C1", "s:"),
+                    ("P3_mean_field", "$P_3$ (mean field)", "C3", "o-"))
+
+
+def _check_table(table):
+    missing = [key for key, *_ in _THRESHOLD_LINES if key not in getattr(table, "values", {})]
+    if missing:
+        raise ValueError(f"table must be a ThresholdTable with the entries {missing}")
+    return np.asarray(table.L), np.asarray(table.V)
+
+
+def threshold_figure(table, L: int, V: int):
+    """The thresholds against ``L`` at fixed ``V`` and against ``V`` at fixed ``L``, from a threshold table.
+
+    ``table`` is a :class:`copylib.analysis.scaling.ThresholdTable` holding the
+    entries ``P1_mean_field``, ``P2_mean_field``, ``P2_fluct`` and ``P3_mean_field``.
+    Left: every threshold against ``L`` at this ``V``, the current ``L`` marked;
+    right: against ``V`` at this ``L``, the current ``V`` marked. Returns the Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    Lt, Vt = _check_table(table)
+    L = check_int("L", L, 2)
+    V = check_int("V", V, 2)
+    if not np.any((Lt == L) & (Vt == V)):
+        raise ValueError(f"(L, V) must be a pair of the table, got ({L}, {V})")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    for ax, sel, x, now, name in ((axes[0], Vt == V, Lt, L, "L"), (axes[1], Lt == L, Vt, V, "V")):
+        order = np.argsort(x[sel])
+        for key, label, color, style in _THRESHOLD_LINES:
+            ax.plot(x[sel][order], np.asarray(table.values[key])[sel][order], style, color=color, ms=4, label=label)
+        ax.axvline(now, color="r", lw=1, label=f"current {name}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ticks = sorted(set(x[sel].tolist()))
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel(name)
+    axes[0].set_ylabel("threshold $P$")
+    axes[0].set_title(f"against L at V = {V}", fontsize=9)
+    axes[1].set_title(f"against V at L = {L}", fontsize=9)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def threshold_explorer(table, default: tuple | None = None):
+    """:func:`threshold_figure` for every ``(L, V)`` of ``table``, behind two sliders that work on the website.
+
+    ``default = (L, V)`` is shown first (the middle of each axis if ``None``).
+    A pair missing from the table (``V >= L``) shows a note instead of a figure.
+    """
+    import matplotlib.pyplot as plt
+
+    Lt, Vt = _check_table(table)
+    L_values, V_values = sorted(set(Lt.tolist())), sorted(set(Vt.tolist()))
+    L0, V0 = (L_values[len(L_values) // 2], V_values[len(V_values) // 2]) if default is None else default
+    axes = [frames.axis("L", L_values, default=L0), frames.axis("V", V_values, default=V0)]
+
+    def draw(L, V):
+        if np.any((Lt == L) & (Vt == V)):
+            return threshold_figure(table, L, V)
+        fig, ax = plt.subplots(figsize=(10, 3.8))
+        ax.text(0.5, 0.5, f"no thresholds at L = {L}, V = {V}: the table has V < L only",
+                ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+
+    return frames.frame_explorer(axes, draw)

@@ -1,4 +1,4 @@
-"""copylib.explorers: figures mark the theory's minima; explorers show a static figure first."""
+"""copylib.explorers: figures mark the theory's minima; explorers show precomputed frames, plus live controls."""
 
 from __future__ import annotations
 
@@ -63,14 +63,78 @@ def test_attention_figure_reports_order_parameters():
     assert f"copy weight = {float(cl.copy_weight(A)):.3f}" in title
 
 
-def test_explorers_return_widgets_and_show_a_static_figure(monkeypatch):
-    shown = []
-    monkeypatch.setattr(ex, "_show", lambda fig: shown.append(fig))
-    box = ex.landscape_explorer(200.0, 16, 4, "linear")
-    assert isinstance(box, w.VBox) and len(shown) == 1
-    box2 = ex.attention_explorer({"a": np.eye(4), "b": np.full((4, 4), 0.25)}, default="b")
-    assert isinstance(box2, w.VBox) and len(shown) == 2
-    assert "0.25" in shown[-1].axes[0].get_title() or "b" in shown[-1].axes[0].get_title()
+class _Sweep:
+    def __init__(self, P, A, test_loss):
+        self.P, self.A, self.test_loss = P, A, test_loss
+
+
+def _sweeps():
+    P = np.array([10.0, 100.0, 1000.0])
+    soft = np.stack([np.asarray(cl.copy_attention(d, 6)) for d in (0.0, 1.0, 3.0)])
+    lin = np.stack([np.full((6, 6), 1 / 6)] * 3)
+    return {"linear": _Sweep(P, lin, np.array([0.9, 0.8, 0.7])),
+            "softmax": _Sweep(P, soft, np.array([0.95, 0.6, 0.3]))}
+
+
+def _images(box):
+    def walk(x):
+        yield x
+        for c in getattr(x, "children", ()):
+            yield from walk(c)
+    return [x for x in walk(box) if isinstance(x, w.Image)]
+
+
+def test_landscape_explorer_has_one_frame_per_P_and_hidden_live_controls():
+    box = ex.landscape_explorer([30.0, 60.0, 120.0], 16, 4, "linear", default=60.0)
+    frames_box, live = box.children
+    assert len(_images(frames_box)) == 3 and len({i.value for i in _images(frames_box)}) == 3
+    assert cl.frames.LIVE_ONLY_CLASS in live._dom_classes and not _images(live)
+    with pytest.raises(ValueError, match="default"):
+        ex.landscape_explorer([30.0, 60.0], 16, 4, "linear", default=45.0)
+
+
+def test_training_figure_shows_the_chosen_kind_and_P():
+    fig = ex.training_figure(_sweeps(), "softmax", 100.0)
+    title = fig.axes[0].get_title()
+    A = np.asarray(cl.copy_attention(1.0, 6))
+    assert "softmax attention, P = 100" in title and f"copy weight = {float(cl.copy_weight(A)):.3f}" in title
+    star = [line for line in fig.axes[1].lines if line.get_marker() == "*"][0]
+    assert (star.get_xdata()[0], star.get_ydata()[0]) == (100.0, 0.6)
+    with pytest.raises(ValueError, match="P must be one of"):
+        ex.training_figure(_sweeps(), "softmax", 50.0)
+
+
+def test_training_explorer_frames_every_kind_and_P():
+    box = ex.training_explorer(_sweeps(), default=("linear", 10.0))
+    assert len(_images(box)) == 6 and len({i.value for i in _images(box)}) == 6
+
+
+def test_marginal_figure_marks_both_minima_inside_the_window():
+    from copylib.theory import softmax_marginal as se
+
+    spec = cl.ModelSpec(L=32, V=4, kind="softmax")
+    cum = se.row_cumulants(spec, np.random.default_rng(11))
+    exact = se.marginal_transition(spec, cum, P_range=(500.0, 700.0), n_scan=11)
+    m = se.copy_weight_marginal(exact.P3, spec, cum)
+    fig = ex.marginal_figure(m, [500.0, 700.0], [0.1, 0.2])
+    star = [line for line in fig.axes[0].lines if line.get_marker() == "*"][0]
+    np.testing.assert_allclose(star.get_xdata(), se.marginal_branches(m).minima)
+    assert len(star.get_xdata()) == 2
+    with pytest.raises(ValueError, match="marginal"):
+        ex.marginal_figure(se.copy_weight_marginal(None, spec, cum), [1.0, 2.0], [0.1, 0.2])
+
+
+def test_threshold_figure_marks_the_pair_and_explorer_notes_missing_pairs():
+    from copylib.analysis.scaling import critical_sample_sizes
+
+    names = ["P1_mean_field", "P2_mean_field", "P2_fluct", "P3_mean_field"]
+    table = critical_sample_sizes([8, 12], [4, 8], names)
+    fig = ex.threshold_figure(table, 12, 4)
+    assert "V = 4" in fig.axes[0].get_title() and "L = 12" in fig.axes[1].get_title()
+    with pytest.raises(ValueError, match="pair"):
+        ex.threshold_figure(table, 8, 8)
+    box = ex.threshold_explorer(table, default=(12, 8))
+    assert len(_images(box)) == 4          # (8, 8) is a note, not missing
 
 
 @pytest.mark.parametrize("call, match", [
@@ -81,8 +145,11 @@ def test_explorers_return_widgets_and_show_a_static_figure(monkeypatch):
     (lambda: ex.landscape_figure(100.0, 32, 4, "linear", "bayes"), "version"),
     (lambda: ex.attention_figure(np.ones((3, 4))), "A must be"),
     (lambda: ex.attention_figure(np.full((3, 3), np.nan)), "finite"),
-    (lambda: ex.attention_explorer({}), "attentions"),
-    (lambda: ex.attention_explorer({"a": np.eye(3)}, default="z"), "default"),
+    (lambda: ex.training_explorer({}), "sweeps"),
+    (lambda: ex.training_explorer(_sweeps(), default=("causal", 10.0)), "kind"),
+    (lambda: ex.training_explorer(_sweeps(), default=("linear", 11.0)), "default"),
+    (lambda: ex.threshold_figure(object(), 8, 4), "table"),
+    (lambda: ex.landscape_explorer([], 8, 4), "P_values"),
 ])
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

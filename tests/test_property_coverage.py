@@ -40,6 +40,7 @@ PROPERTY_MODULES = (
     "test_targets_properties",
     "test_diagnostics_properties",
     "test_site_properties",
+    "test_frames_properties",
     "test_scaling_properties",
     "test_predictability_properties",
     "test_transitions_properties",

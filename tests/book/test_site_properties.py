@@ -141,11 +141,11 @@ def test_explorer_bad_input_names_the_parameter(name, bad):
         return
     with raises_naming(name):
         explorers.landscape_figure(args["P"], args["L"], args["V"], args["kind"])
-    with raises_naming(name):
-        explorers.landscape_explorer(args["P"], args["L"], args["V"], args["kind"])
+    with raises_naming("P_values" if name == "P" else name):
+        explorers.landscape_explorer([args["P"]], args["L"], args["V"], args["kind"])
 
 
-@covers(explorers.attention_figure, explorers.attention_explorer)
+@covers(explorers.attention_figure)
 @budget(10)
 @given(st.integers(2, 8), st.integers(0, 2**16))
 def test_attention_figure_of_any_softmax_matrix(L, seed):
@@ -167,3 +167,71 @@ def test_softmax_branches_have_at_least_one_global_minimum_per_P(P_list):
     Ps, Ds, glob = explorers.softmax_branches(P_list, cl.ModelSpec(L=16, V=4, kind="softmax"))
     assert Ps.shape == Ds.shape == glob.shape and np.all(np.isfinite(Ds)) and np.all(Ds >= 0)
     assert glob.sum() == len(P_list)
+
+
+class _Sweep:
+    def __init__(self, P, A, test_loss):
+        self.P, self.A, self.test_loss = P, A, test_loss
+
+
+@covers(explorers.training_figure, explorers.training_explorer)
+@budget(5)
+@given(st.integers(2, 5), st.lists(st.floats(1.0, 1e4), min_size=1, max_size=3, unique=True), st.integers(0, 2**16))
+def test_training_explorer_has_a_frame_per_kind_and_P(L, P_list, seed):
+    import ipywidgets as w
+
+    rng = np.random.default_rng(seed)
+    A = rng.dirichlet(np.ones(L), size=(len(P_list), L))
+    sweeps = {k: _Sweep(np.array(P_list), A, rng.uniform(0, 1, len(P_list))) for k in ("linear", "softmax")}
+    box = explorers.training_explorer(sweeps)
+
+    def walk(x):
+        yield x
+        for c in getattr(x, "children", ()):
+            yield from walk(c)
+    assert sum(isinstance(x, w.Image) for x in walk(box)) == 2 * len(P_list)
+    with raises_naming("P"):
+        explorers.training_figure(sweeps, "linear", max(P_list) * 2)
+    plt.close("all")
+
+
+@covers(explorers.marginal_figure, explorers.marginal_explorer)
+@budget(3)
+@given(st.floats(450.0, 750.0))
+def test_marginal_explorer_at_any_P(P):  # the range where L = 32's tilt grid covers the posterior
+    import copylib as cl
+    from copylib.theory import softmax_marginal as se
+
+    spec = cl.ModelSpec(L=32, V=4, kind="softmax")
+    cum = _cumulants(spec)
+    box = explorers.marginal_explorer([P], spec, cum, [0.9 * P, P, 1.1 * P])
+    assert box.children[1]._dom_classes == ("copyhead-live-only",)
+    with raises_naming("P_line"):
+        explorers.marginal_figure(se.copy_weight_marginal(P, spec, cum), [1.0], [0.1, 0.2])
+    plt.close("all")
+
+
+_CUM = {}
+
+
+def _cumulants(spec):
+    from copylib.theory import softmax_marginal as se
+
+    if spec not in _CUM:
+        _CUM[spec] = se.row_cumulants(spec, np.random.default_rng(0), n_draws=1024)
+    return _CUM[spec]
+
+
+@covers(explorers.threshold_figure, explorers.threshold_explorer)
+@budget(3)
+@given(st.sampled_from([(8, 4), (8, 6), (12, 4), (12, 6)]))
+def test_threshold_explorer_marks_any_pair(pair):
+    from copylib.analysis.scaling import critical_sample_sizes
+
+    table = critical_sample_sizes([8, 12], [4, 6], ["P1_mean_field", "P2_mean_field", "P2_fluct", "P3_mean_field"])
+    fig = explorers.threshold_figure(table, *pair)
+    assert f"V = {pair[1]}" in fig.axes[0].get_title()
+    explorers.threshold_explorer(table, default=pair)
+    with raises_naming("L"):
+        explorers.threshold_figure(table, 1, pair[1])
+    plt.close("all")

@@ -60,6 +60,13 @@ def test_theory_module_checks_specs_of_its_own_kind(kind):
 # --------------------------------------------------------------------------- unknown kinds
 
 
+class _OneSweep:
+    P, A, test_loss = np.array([10.0]), np.full((1, 3, 3), 1 / 3), np.array([0.5])
+
+
+_ONE_SWEEP = _OneSweep()
+
+
 def _accepting_a_kind():
     """Every public entry point that takes an attention kind, as ``kind -> call``."""
     return {
@@ -69,7 +76,9 @@ def _accepting_a_kind():
         "attention causal": lambda k: cl.attention(np.zeros((3, 3)), k, True),
         "check_spec": lambda k: check_spec(cl.ModelSpec(L=4, V=3), kind=k),
         "landscape_figure": lambda k: explorers.landscape_figure(100.0, 8, 3, k),
-        "landscape_explorer": lambda k: explorers.landscape_explorer(100.0, 8, 3, k),
+        "landscape_explorer": lambda k: explorers.landscape_explorer([100.0], 8, 3, k),
+        "training_figure": lambda k: explorers.training_figure({"softmax": _ONE_SWEEP}, k, 10.0),
+        "training_explorer": lambda k: explorers.training_explorer({k: _ONE_SWEEP}),
     }
 
 
@@ -97,7 +106,8 @@ def test_check_spec_with_a_known_kind_still_compares_kinds():
 def test_no_public_function_takes_a_kind_the_test_above_misses():
     # a new function with a `kind` parameter must join _accepting_a_kind
     # (arguments.check_generator's `kind` is the generator type, not an attention kind)
-    listed = {"ModelSpec", "attention", "check_spec", "landscape_figure", "landscape_explorer", "attention_kind"}
+    listed = {"ModelSpec", "attention", "check_spec", "landscape_figure", "landscape_explorer", "attention_kind",
+              "training_figure"}
     modules = [cl.model.network, cl.model.attention, cl.explorers, cl.posterior.evidence,
                cl.posterior.order_parameters, cl.model.statistics, cl.model.losses,
                cl.inference.map_training, cl.inference.langevin]

@@ -1,0 +1,182 @@
+"""Explorers that work without a kernel: precomputed frames behind linked controls.
+
+A frame explorer is a grid of parameter values, one :class:`Axis` per control,
+and one picture per point of the grid. Each picture is drawn once, when the
+chapter runs, and stored as a small palette PNG in an ``ipywidgets.Stack``;
+each control is linked to its stack in the browser (``ipywidgets.jslink``), so
+moving a control needs no kernel. The static website, JupyterLab and Colab
+all show the frame that the controls name, and every frame carries a label
+with its parameter values.
+
+With two or more axes the stacks nest: the first control picks a child of
+the outer stack, and every child holds its own copy of the next control and
+stack. The copies of one control are linked to each other, so they always
+agree, and only the copy in the visible child is shown.
+
+Controls that need a running kernel (recomputing for any value) are wrapped
+by :func:`live_only`: the website's style sheet hides them, a notebook shows them.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+#: CSS classes the website's style sheet (``_static/copyhead.css``) and the browser test use.
+EXPLORER_CLASS = "copyhead-explorer"
+FRAME_CLASS = "copyhead-frame"
+LABEL_CLASS = "copyhead-frame-label"
+LIVE_ONLY_CLASS = "copyhead-live-only"
+
+_MAX_TOGGLES = 4  # an axis with this few values gets buttons; more get a slider
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One control of a frame explorer: a parameter's name, its values and their labels.
+
+    ``labels[i]`` is what the control shows for ``values[i]``; ``default`` is the
+    index shown first. Make one with :func:`axis`, which checks it.
+    """
+
+    name: str
+    values: tuple
+    labels: tuple
+    default: int
+
+
+def axis(name: str, values: Sequence, fmt: str = "{}", default=None) -> Axis:
+    """An :class:`Axis` over ``values``, labelled ``fmt.format(value)``.
+
+    ``default`` is one of ``values`` (the first if ``None``). The labels must be
+    distinct, since the control shows them and the frames are named by them.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a Python identifier (the frame function's keyword), got {name!r}")
+    values = tuple(values)
+    if not values:
+        raise ValueError(f"values of axis {name!r} must be non-empty")
+    labels = tuple(fmt.format(v) for v in values)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"values of axis {name!r} must have distinct labels under fmt={fmt!r}, got {labels}")
+    if default is None:
+        index = 0
+    elif default in values:
+        index = values.index(default)
+    else:
+        raise ValueError(f"default of axis {name!r} must be one of {values}, got {default!r}")
+    return Axis(name, values, labels, index)
+
+
+def frame_label(axes: Sequence[Axis], index: tuple) -> str:
+    """The label of the frame at grid ``index``: ``"name = label"`` per axis, comma-separated."""
+    return ", ".join(f"{a.name} = {a.labels[i]}" for a, i in zip(axes, index))
+
+
+def png_frame(fig, dpi: int = 72, colors: int = 64) -> bytes:
+    """``fig`` as a palette PNG of at most ``colors`` colours (a few kB); closes ``fig``."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    if not 2 <= colors <= 256:
+        raise ValueError(f"colors must be in [2, 256], got {colors}")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    buffer.seek(0)
+    image = Image.open(buffer).convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    image.save(out, format="png", optimize=True)
+    return out.getvalue()
+
+
+def render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = 72) -> dict:
+    """``{grid index: PNG bytes}`` with ``draw(**{axis.name: value})`` at every point of the grid.
+
+    ``draw`` returns a matplotlib Figure, which is rendered and closed.
+    """
+    axes = _checked_axes(axes)
+    frames = {}
+    for index in itertools.product(*(range(len(a.values)) for a in axes)):
+        params = {a.name: a.values[i] for a, i in zip(axes, index)}
+        frames[index] = png_frame(draw(**params), dpi=dpi)
+    return frames
+
+
+def frame_explorer(axes: Sequence[Axis], draw: Callable, dpi: int = 72, title: str = ""):
+    """A widget showing :func:`render_frames` of ``draw``, one control per axis, linked in the browser."""
+    axes = _checked_axes(axes)
+    return frame_stack(axes, render_frames(axes, draw, dpi), title)
+
+
+def frame_stack(axes: Sequence[Axis], frames: dict, title: str = ""):
+    """The nested stacks and linked controls over ``frames`` (as returned by :func:`render_frames`).
+
+    Returns a ``VBox``; its attribute ``jslinks`` lists the browser-side links
+    (control to stack, and between the copies of one control).
+    """
+    import ipywidgets as w
+
+    axes = _checked_axes(axes)
+    expected = set(itertools.product(*(range(len(a.values)) for a in axes)))
+    if set(frames) != expected:
+        raise ValueError(f"frames must have one PNG per grid point of the axes: {len(expected)} expected, "
+                         f"got {len(frames)} with other keys")
+    image_layout = w.Layout(max_width="100%", height="auto")
+    controls: list[list] = [[] for _ in axes]
+    links = []
+
+    def level(depth: int, prefix: tuple):
+        ax = axes[depth]
+        children = []
+        for i in range(len(ax.values)):
+            index = prefix + (i,)
+            if depth + 1 < len(axes):
+                children.append(level(depth + 1, index))
+            else:
+                label = w.HTML(f"<b>{frame_label(axes, index)}</b>").add_class(LABEL_CLASS)
+                image = w.Image(value=frames[index], format="png", layout=image_layout).add_class(FRAME_CLASS)
+                children.append(w.VBox([label, image]))
+        stack = w.Stack(children, selected_index=ax.default)
+        control = _control(ax)
+        links.append(w.jslink((control, "index"), (stack, "selected_index")))
+        controls[depth].append(control)
+        return w.VBox([control, stack])
+
+    tree = level(0, ())
+    for copies in controls:  # the copies of one control move together
+        for other in copies[1:]:
+            links.append(w.jslink((copies[0], "index"), (other, "index")))
+    parts = ([w.HTML(title)] if title else []) + [tree]
+    box = w.VBox(parts).add_class(EXPLORER_CLASS)
+    box.jslinks = tuple(links)
+    return box
+
+
+def live_only(widget, note: str = "Any value: these controls recompute the figure in a running notebook."):
+    """``widget`` under a note, marked so that the website hides it (it needs a kernel)."""
+    import ipywidgets as w
+
+    return w.VBox([w.HTML(f"<i>{note}</i>"), widget]).add_class(LIVE_ONLY_CLASS)
+
+
+def _control(ax: Axis):
+    import ipywidgets as w
+
+    style = {"description_width": "initial"}
+    if len(ax.values) <= _MAX_TOGGLES and all(isinstance(v, str) for v in ax.values):
+        return w.ToggleButtons(options=list(ax.labels), index=ax.default, description=ax.name, style=style)
+    return w.SelectionSlider(options=list(ax.labels), index=ax.default, description=ax.name,
+                             continuous_update=True, style=style, layout=w.Layout(width="32em"))
+
+
+def _checked_axes(axes) -> tuple:
+    axes = tuple(axes)
+    if not axes or not all(isinstance(a, Axis) for a in axes):
+        raise ValueError("axes must be a non-empty sequence of Axis (see copylib.frames.axis)")
+    names = [a.name for a in axes]
+    if len(set(names)) != len(names):
+        raise ValueError(f"axes must have distinct names, got {names}")
+    return axes

@@ -1,0 +1,110 @@
+"""copylib.frames: every grid point gets its own picture, and every control is linked to its stack."""
+
+from __future__ import annotations
+
+import itertools
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets as w
+import matplotlib.pyplot as plt
+import pytest
+from PIL import Image
+
+from copylib import frames as fr
+
+
+def _draw(kind, P):
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1], [0, P if kind == "a" else -P])
+    ax.set_title(f"{kind}, {P}")
+    return fig
+
+
+AXES = [fr.axis("kind", ["a", "b"]), fr.axis("P", [1.0, 2.0, 3.0, 4.0, 5.0], "{:g}", default=3.0)]
+
+
+def _walk(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _walk(child)
+
+
+def test_axis_labels_default_and_bad_input():
+    a = fr.axis("P", [10.0, 20.0], "{:.0f}", default=20.0)
+    assert a.labels == ("10", "20") and a.default == 1
+    with pytest.raises(ValueError, match="default"):
+        fr.axis("P", [1.0], default=2.0)
+    with pytest.raises(ValueError, match="distinct labels"):
+        fr.axis("P", [1.01, 1.02], "{:.1f}")
+    with pytest.raises(ValueError, match="name"):
+        fr.axis("not a name", [1])
+    with pytest.raises(ValueError, match="values"):
+        fr.axis("P", [])
+
+
+def test_frames_are_distinct_palette_pngs_one_per_grid_point():
+    frames = fr.render_frames(AXES, _draw)
+    assert set(frames) == set(itertools.product(range(2), range(5)))
+    assert len(set(frames.values())) == 10             # every picture differs
+    for png in frames.values():
+        image = Image.open(__import__("io").BytesIO(png))
+        assert image.format == "PNG" and image.mode == "P"
+        assert len(image.getcolors(256)) <= 64
+
+
+def test_stack_shows_the_default_frame_with_its_label():
+    frames = fr.render_frames(AXES, _draw)
+    box = fr.frame_stack(AXES, frames, title="t")
+    assert fr.EXPLORER_CLASS in box._dom_classes
+    outer = [x for x in _walk(box) if isinstance(x, w.Stack)][0]
+    assert outer.selected_index == 0
+    inner = outer.children[0].children[1]
+    assert isinstance(inner, w.Stack) and inner.selected_index == 2
+    label, image = inner.children[2].children
+    assert "kind = a, P = 3" in label.value and image.value == frames[(0, 2)]
+    # every leaf: the label names the grid point whose picture it holds
+    for i, j in itertools.product(range(2), range(5)):
+        label, image = outer.children[i].children[1].children[j].children
+        assert fr.frame_label(AXES, (i, j)) in label.value and image.value == frames[(i, j)]
+
+
+def test_every_control_is_linked_to_its_stack_and_copies_to_each_other():
+    box = fr.frame_stack(AXES, fr.render_frames(AXES, _draw))
+    pairs = {(id(x.source[0]), x.source[1], id(x.target[0]), x.target[1]) for x in box.jslinks}
+    stacks = [x for x in _walk(box) if isinstance(x, w.Stack)]
+    controls = [x for x in _walk(box) if isinstance(x, (w.SelectionSlider, w.ToggleButtons))]
+    assert len(stacks) == 3 and len(controls) == 3     # outer + one inner per kind
+    for stack in stacks:  # the control just above each stack drives it
+        parent = next(x for x in _walk(box) if stack in getattr(x, "children", ()))
+        control = parent.children[0]
+        assert (id(control), "index", id(stack), "selected_index") in pairs
+    sliders = [c for c in controls if isinstance(c, w.SelectionSlider)]
+    assert (id(sliders[0]), "index", id(sliders[1]), "index") in pairs
+    assert isinstance(controls[0], w.ToggleButtons)    # two string values: buttons
+
+
+def test_frame_stack_rejects_missing_frames():
+    frames = fr.render_frames(AXES, _draw)
+    frames.pop((1, 4))
+    with pytest.raises(ValueError, match="frames"):
+        fr.frame_stack(AXES, frames)
+    with pytest.raises(ValueError, match="axes"):
+        fr.frame_stack([], {})
+    with pytest.raises(ValueError, match="distinct names"):
+        fr.frame_stack([AXES[0], AXES[0]], {})
+
+
+def test_live_only_is_marked_for_the_website_to_hide():
+    box = fr.live_only(w.IntSlider())
+    assert fr.LIVE_ONLY_CLASS in box._dom_classes
+
+
+def test_the_site_stylesheet_hides_live_only_controls():
+    from pathlib import Path
+
+    css = (Path(__file__).resolve().parents[1] / "_static" / "copyhead.css").read_text(encoding="utf-8")
+    rule = css[css.index(f".{fr.LIVE_ONLY_CLASS}"):]
+    assert "display: none" in rule[:rule.index("}")]

@@ -1,0 +1,82 @@
+"""Property tests for copylib.frames."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets  # noqa: F401  (imported once here: its first import raises the recursion limit)
+import matplotlib.pyplot as plt
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+from props_helpers import budget, covers, raises_naming
+
+from copylib import frames as fr
+
+
+def _draw(**params):
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    ax.set_title(repr(sorted(params.items())), fontsize=5)
+    return fig
+
+
+grid = st.lists(st.integers(1, 3), min_size=1, max_size=2)
+
+
+@covers(fr.axis, fr.Axis, fr.frame_label)
+@budget(40)
+@given(st.lists(st.integers(-1000, 1000), min_size=1, max_size=6, unique=True), st.data())
+def test_axis_labels_every_value_and_defaults_to_one_of_them(values, data):
+    default = data.draw(st.sampled_from(values))
+    a = fr.axis("x", values, default=default)
+    assert a.values[a.default] == default and len(a.labels) == len(values)
+    for i, v in enumerate(values):
+        assert fr.frame_label([a], (i,)) == f"x = {v}"
+    with raises_naming("default"):
+        fr.axis("x", values, default=max(values) + 1)
+
+
+@covers(fr.render_frames, fr.frame_stack, fr.frame_explorer, fr.png_frame)
+@budget(8)
+@given(grid)
+def test_one_distinct_frame_per_grid_point_behind_linked_controls(sizes):
+    axes = [fr.axis(f"a{k}", range(n)) for k, n in enumerate(sizes)]
+    frames = fr.render_frames(axes, _draw)
+    assert set(frames) == set(itertools.product(*(range(n) for n in sizes)))
+    assert len(set(frames.values())) == len(frames)
+    assert all(Image.open(io.BytesIO(png)).mode == "P" for png in frames.values())
+    box = fr.frame_explorer(axes, _draw)
+    # one link per stack, plus one per extra copy of a control
+    n_stacks = sum(int(__import__("math").prod(sizes[:k])) for k in range(len(sizes)))
+    assert len(box.jslinks) == n_stacks + (n_stacks - len(sizes))
+
+
+@covers(fr.png_frame)
+@budget(5)
+@given(st.integers(-5, 1))
+def test_png_frame_rejects_a_bad_palette(colors):
+    fig = _draw()
+    with raises_naming("colors"):
+        fr.png_frame(fig, colors=colors)
+    plt.close(fig)
+
+
+@covers(fr.live_only)
+@budget(5)
+@given(st.text(max_size=20))
+def test_live_only_marks_any_widget(note):
+    import ipywidgets as w
+
+    box = fr.live_only(w.Label("x"), note)
+    assert fr.LIVE_ONLY_CLASS in box._dom_classes
+
+
+def test_frame_stack_needs_axes():
+    with pytest.raises(ValueError, match="axes"):
+        fr.frame_stack(["P"], {})
