@@ -1,0 +1,220 @@
+"""The explorers on the built website work without a kernel and without network.
+
+Every page with an explorer is opened in headless Chromium, driven by Playwright
+(from PyPI) through the system ``chromium`` (``executable_path``: no browser
+download). Every request to a host other than the local server is refused and
+recorded, and the test fails if there was one. On each explorer, every visible
+control is dragged (sliders) or clicked (buttons) to both ends; after each move
+exactly one frame must be visible, its image loaded, different from the frame
+before, and its label must name the value that every visible control shows.
+Controls that need a kernel must not be visible.
+
+The page weight is read from the built files: at most 1 MB of frames per explorer
+and 40 MB for the whole site.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import re
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from copylib.frames import EXPLORER_CLASS, FRAME_CLASS, LABEL_CLASS, LIVE_ONLY_CLASS
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium not found: install Debian's `chromium` package (the README's test command does) "
+           "to run the browser test",
+)
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+
+FRAME_BUDGET = 1_000_000      # bytes of frames per explorer (issue 15)
+SITE_BUDGET = 40_000_000      # bytes of the whole built site
+WIDGET_STATE = re.compile(r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', re.S)
+CONTROLS = ".widget-slider, .widget-toggle-buttons"
+
+
+def explorer_pages(html: Path) -> list[Path]:
+    """Pages whose embedded widget state holds an explorer."""
+    return sorted(p for p in html.rglob("*.html")
+                  if any(EXPLORER_CLASS in block for block in WIDGET_STATE.findall(p.read_text(encoding="utf-8"))))
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url(built_site):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield chromium
+        chromium.close()
+
+
+def _open(browser, url: str, base: str):
+    """A page at ``url`` whose requests to any other host are refused (and listed in ``page.refused``)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+    refused = []
+
+    def route(r):
+        if r.request.url.startswith(base + "/") or r.request.url.startswith("data:") \
+                or r.request.url.startswith("blob:"):
+            r.continue_()
+        else:
+            refused.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.refused = refused
+    page.goto(url)
+    page.wait_for_selector(f".{FRAME_CLASS}", state="visible", timeout=60_000)
+    return page
+
+
+def _shown(explorer) -> tuple[str, str]:
+    """(label, image src) of the one visible frame of ``explorer``; fails unless exactly one is visible."""
+    labels = explorer.locator(f".{LABEL_CLASS}:visible")
+    images = explorer.locator(f".{FRAME_CLASS}:visible")
+    assert labels.count() == 1 and images.count() == 1, (labels.all_inner_texts(), images.count())
+    image = images.first
+    image.evaluate("img => img.decode()")  # waits until the picture is loaded, fails if it cannot be
+    assert image.evaluate("img => img.naturalWidth") > 0
+    return labels.first.inner_text().strip(), image.get_attribute("src")
+
+
+def _control_values(explorer) -> dict[str, str]:
+    """What every visible control shows: ``{description: value}``."""
+    values = {}
+    for control in explorer.locator(f"{CONTROLS}").all():
+        if not control.is_visible():
+            continue
+        name = control.locator(".widget-label").first.inner_text().strip()
+        if "widget-slider" in control.get_attribute("class"):
+            values[name] = control.locator(".widget-readout").inner_text().strip()
+        else:
+            values[name] = control.locator(".widget-toggle-button.mod-active").inner_text().strip()
+    return values
+
+
+def _move(page, control, end: str):
+    """Drag a slider's handle past the end of its track, or click the first/last button."""
+    if "widget-slider" in control.get_attribute("class"):
+        handle = control.locator(".noUi-handle")
+        track = control.locator(".noUi-target").bounding_box()
+        start = handle.bounding_box()
+        page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)
+        page.mouse.down()
+        x = track["x"] + track["width"] + 40 if end == "max" else track["x"] - 40
+        page.mouse.move(x, start["y"] + start["height"] / 2, steps=8)
+        page.mouse.up()
+    else:
+        buttons = control.locator(".widget-toggle-button")
+        (buttons.last if end == "max" else buttons.first).click()
+
+
+def _assert_label_matches(label: str, values: dict):
+    for name, value in values.items():
+        assert f"{name} = {value}" in label, f"frame {label!r} but the control {name} shows {value!r}"
+
+
+def test_every_control_of_every_explorer_moves_its_frame(built_site, base_url, browser):
+    pages = explorer_pages(built_site)
+    assert pages, "no page of the site has an explorer"
+    problems, moved = [], 0
+    for path in pages:
+        rel = path.relative_to(built_site).as_posix()
+        page = _open(browser, f"{base_url}/{rel}", base_url)
+        live = page.locator(f".{LIVE_ONLY_CLASS}")
+        if any(live.nth(i).is_visible() for i in range(live.count())):
+            problems.append(f"{rel}: controls that need a kernel are visible")
+        explorers = page.locator(f".{EXPLORER_CLASS}")
+        for k in range(explorers.count()):
+            explorer = explorers.nth(k)
+            explorer.scroll_into_view_if_needed()
+            label, src = _shown(explorer)
+            _assert_label_matches(label, _control_values(explorer))
+            n_controls = explorer.locator(CONTROLS).count()
+            for c in range(n_controls):
+                control = explorer.locator(CONTROLS).nth(c)
+                if not control.is_visible():
+                    continue  # a copy of a control in a hidden child of a stack
+                name = control.locator(".widget-label").first.inner_text().strip()
+                for end in ("max", "min"):
+                    before, was_at_end = _shown(explorer), _at_end(control, end)
+                    _move(page, control, end)
+                    page.wait_for_timeout(100)
+                    after = _shown(explorer)
+                    _assert_label_matches(after[0], _control_values(explorer))
+                    if not _at_end(control, end):
+                        problems.append(f"{rel}, explorer {k}: {name} did not reach its {end}")
+                    elif was_at_end != (after == before):
+                        problems.append(f"{rel}, explorer {k}: moving {name} to its {end} "
+                                        f"{'changed' if was_at_end else 'did not change'} the frame")
+                    moved += 1
+        if page.refused:
+            problems.append(f"{rel}: requests to other hosts: {sorted(set(page.refused))}")
+        page.close()
+    assert moved >= 2 * len(pages), f"only {moved} control moves on {len(pages)} pages"
+    assert not problems, "\n".join(problems)
+
+
+def _at_end(control, end: str) -> bool:
+    """True if the control was already at ``end`` (so moving there cannot change the frame)."""
+    if "widget-slider" in control.get_attribute("class"):
+        now = float(control.locator(".noUi-handle").get_attribute("aria-valuenow"))
+        bound = control.locator(".noUi-handle").get_attribute("aria-valuemax" if end == "max" else "aria-valuemin")
+        return now == float(bound)
+    buttons = control.locator(".widget-toggle-button")
+    target = buttons.last if end == "max" else buttons.first
+    return "mod-active" in (target.get_attribute("class") or "")
+
+
+def _frame_bytes_per_explorer(html: str) -> list[int]:
+    """Bytes of PNG frames under each explorer widget, from the page's embedded widget state."""
+    out = []
+    for block in WIDGET_STATE.findall(html):
+        state = json.loads(block)["state"]
+
+        def size(model_id: str) -> int:
+            entry = state[model_id]
+            own = sum(len(base64.b64decode(b["data"])) for b in entry.get("buffers", ())
+                      if b.get("path") == ["value"] and entry["model_name"] == "ImageModel")
+            kids = entry["state"].get("children", [])
+            return own + sum(size(k.removeprefix("IPY_MODEL_")) for k in kids)
+
+        out += [size(mid) for mid, entry in state.items()
+                if EXPLORER_CLASS in entry["state"].get("_dom_classes", ())]
+    return out
+
+
+def test_page_weight(built_site):
+    pages = explorer_pages(built_site)
+    sizes = {p.name: _frame_bytes_per_explorer(p.read_text(encoding="utf-8")) for p in pages}
+    assert sizes and all(sizes.values()), f"no explorer found in the pages' widget state: {sizes}"
+    heavy = {name: s for name, s in sizes.items() if max(s) > FRAME_BUDGET}
+    assert not heavy, f"explorers with more than {FRAME_BUDGET} bytes of frames: {heavy}"
+    assert all(min(s) > 0 for s in sizes.values()), f"an explorer without frames: {sizes}"
+    total = sum(f.stat().st_size for f in built_site.rglob("*") if f.is_file())
+    assert total <= SITE_BUDGET, f"the site weighs {total / 1e6:.1f} MB, budget {SITE_BUDGET / 1e6:.0f} MB"
