@@ -153,31 +153,43 @@ def test_every_control_of_every_explorer_moves_its_frame(built_site, base_url, b
         for k in range(explorers.count()):
             explorer = explorers.nth(k)
             explorer.scroll_into_view_if_needed()
-            label, src = _shown(explorer)
+            label, _ = _shown(explorer)
             _assert_label_matches(label, _control_values(explorer))
             n_controls = explorer.locator(CONTROLS).count()
-            for c in range(n_controls):
-                control = explorer.locator(CONTROLS).nth(c)
-                if not control.is_visible():
-                    continue  # a copy of a control in a hidden child of a stack
-                name = control.locator(".widget-label").first.inner_text().strip()
-                for end in ("max", "min"):
-                    before, was_at_end = _shown(explorer), _at_end(control, end)
-                    _move(page, control, end)
-                    page.wait_for_timeout(100)
-                    after = _shown(explorer)
-                    _assert_label_matches(after[0], _control_values(explorer))
-                    if not _at_end(control, end):
-                        problems.append(f"{rel}, explorer {k}: {name} did not reach its {end}")
-                    elif was_at_end != (after == before):
-                        problems.append(f"{rel}, explorer {k}: moving {name} to its {end} "
-                                        f"{'changed' if was_at_end else 'did not change'} the frame")
-                    moved += 1
+            # Two passes: each control goes to both ends, first max then min, then the other way round,
+            # so an inner control is also tried in the last child of its outer stack.
+            for ends in (("max", "min"), ("min", "max")):
+                for c in range(n_controls):
+                    control = explorer.locator(CONTROLS).nth(c)
+                    if not control.is_visible():
+                        continue  # a copy of a control in a hidden child of a stack
+                    for end in ends:
+                        problems += _move_and_check(page, explorer, control, end, f"{rel}, explorer {k}")
+                        moved += 1
         if page.refused:
             problems.append(f"{rel}: requests to other hosts: {sorted(set(page.refused))}")
         page.close()
     assert moved >= 2 * len(pages), f"only {moved} control moves on {len(pages)} pages"
     assert not problems, "\n".join(problems)
+
+
+def _move_and_check(page, explorer, control, end: str, where: str) -> list[str]:
+    """Move ``control`` to ``end``; the problems seen (the label must match the controls in any case)."""
+    name = control.locator(".widget-label").first.inner_text().strip()
+    before, was_at_end, others = _shown(explorer), _at_end(control, end), _control_values(explorer)
+    _move(page, control, end)
+    page.wait_for_timeout(100)
+    after, values = _shown(explorer), _control_values(explorer)
+    _assert_label_matches(after[0], values)
+    problems = []
+    if not _at_end(control, end):
+        problems.append(f"{where}: {name} did not reach its {end}")
+    elif was_at_end != (after == before):
+        problems.append(f"{where}: moving {name} to its {end} {'changed' if was_at_end else 'did not change'} the frame")
+    moved_others = {n: (v, values.get(n)) for n, v in others.items() if n != name and values.get(n) != v}
+    if moved_others:
+        problems.append(f"{where}: moving {name} changed other controls (before, after): {moved_others}")
+    return problems
 
 
 def _at_end(control, end: str) -> bool:
