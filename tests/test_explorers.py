@@ -154,3 +154,22 @@ def test_threshold_figure_marks_the_pair_and_explorer_notes_missing_pairs():
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_live_controls_recompute_for_any_value(monkeypatch):
+    shown = []
+    monkeypatch.setattr(ex, "_show", lambda fig: shown.append(fig.axes[0].get_title()))
+    box = ex.landscape_explorer([30.0, 60.0], 16, 4, "linear")
+    live = box.children[1]
+
+    def walk(x):
+        yield x
+        for c in getattr(x, "children", ()):
+            yield from walk(c)
+    P_w = next(x for x in walk(live) if isinstance(x, w.FloatLogSlider))
+    P_w.value = 123.0                          # not one of the frames
+    assert shown and "P=123" in shown[-1]
+    kind_w = next(x for x in walk(live) if isinstance(x, w.Dropdown) and x.description == "kind")
+    kind_w.value = "softmax"                   # switches the versions; the next move draws softmax
+    P_w.value = 300.0
+    assert shown[-1].startswith("softmax") and "P=300" in shown[-1]
