@@ -43,7 +43,7 @@ THRESHOLDS = {
     "P2_analytic_fluct": "linear: closed form, positive root of the fluct quadratic (-> L^2 V/(V-1))",
     "P3_mean_field": "softmax: equal action of the pooling and copy minima, mean-field action",
     "P3_map": "softmax: equal action of the two minima, MAP action",
-    "P3_energy": "softmax: equal action of the two minima, large-P energy action of the notes",
+    "P3_energy": "softmax: equal action of the two minima, large-P energy action",
     "P3_leading": "softmax: leading-order closed form of the energy action (NaN below L = 2 e^3 + 1)",
 }
 

@@ -108,7 +108,7 @@ def invariants(A, cyclic: bool = True):
     ``alpha_1, gamma_1`` are the traces and ``alpha_2, gamma_2`` the grand sums
     of ``M = A^T A`` and ``M = A^T T``, the two quantities that enter
     ``E[X^T M X]``. In the cyclic task ``T 1 = 1``, so ``gamma_2 = 1^T A 1``
-    (model.md section 3). Without the wrap-around ``T 1 = 1 - e_0`` and
+    (equation (invariants) of the order-parameter chapter). Without the wrap-around ``T 1 = 1 - e_0`` and
     ``gamma_2 = 1^T A 1 - (A 1)_0``: the grand sum of ``A^T T`` is what the
     plug-in action needs, so that is what is returned.
     """
@@ -269,10 +269,9 @@ def plugin_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, includ
         S_data = V(V-1)/2 ln(1 + alpha_1/eps) + V/2 ln(1 + alpha_2/eps)
                  - P/(2 sigma^2 V) [(V-1) gamma_1^2/(alpha_1 + eps) + gamma_2^2/(alpha_2 + eps)],
 
-    which is model.md section 3's formula term by term: the note is exact (no
-    O(1/V) slip). The only refinement here is that for the non-cyclic task
-    ``gamma_2`` must be the grand sum ``1^T A^T T 1`` of :func:`invariants`
-    (model.md's ``1^T A 1`` is that quantity only for cyclic ``T``).
+    which is equation (plugin-action) of the order-parameter chapter term by term. For the
+    non-cyclic task ``gamma_2`` must be the grand sum ``1^T A^T T 1`` of :func:`invariants`
+    (``1^T A 1`` is that quantity only for cyclic ``T``).
 
     Only ``A``-dependent terms are kept by default. With
     ``include_constant=True`` the plug-in data term ``E[y2]/(2 sigma^2) =

@@ -22,10 +22,10 @@ terms, so ``S(0, 0) = 0`` for "mean_field" and "map"):
   :func:`copylib.posterior.order_parameters.prior_action_linear`. The readout ``W`` is
   integrated out (log-det "Occam" terms present), ``A_perp = 0``.
 * ``"fluct"``: the transverse modes are kept in a radial (one-number)
-  treatment (model.md section 5). Their prior is isotropic,
+  treatment (the linear chapter, "Three versions of the reduced action"). Their prior is isotropic,
   ``A_perp ~ N(0, s_c^2 I_n)`` with ``s_c^2 = sigma_G^2/L^2``, so the measure
   of the shell ``|A_perp|^2 = r2`` is ``∝ r2^{n/2-1} exp(-r2/(2 s_c^2)) d r2``.
-  We use the entropy ``-(n/2) ln r2`` (model.md's choice; the ``-1`` is an
+  We use the entropy ``-(n/2) ln r2`` (the book's choice; the ``-1`` is an
   ``O(1/n)`` correction) and normalise so that without data the transverse
   term vanishes at its minimum ``r2 = n s_c^2`` (= the exact prior mean of
   ``r2``). With ``rho = r2/(n s_c^2)`` the transverse term is
@@ -174,7 +174,7 @@ def transverse_row_sum_factor(L: int) -> float:
     and of ``S - J/L`` (zero row sums, ``Q (S - J/L) = 0``), dimension
     ``n = L^2 - 2``. For ``A_perp`` uniform on the sphere of radius ``r`` in it,
     ``E |A_perp 1|^2 = r^2 tr(Pi Q)/n = r^2 (L^2 - L)/(L^2 - 2)``.
-    model.md's "r^2 added to alpha_2" is this with ``c_L -> 1`` (error ``O(1/L)``).
+    Adding ``r^2`` to ``alpha_2`` outright is this with ``c_L -> 1`` (error ``O(1/L)``).
     """
     if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 2:
         raise ValueError(f"L must be an integer >= 2, got {L!r}")
@@ -958,9 +958,9 @@ def p1_analytic(spec: ModelSpec, version: str = "mean_field", form: str = "exact
     form : {"exact", "m_only", "leading"}
         ``"exact"``: the smallest ``P`` with ``det H(P) = 0`` (``H`` of
         :func:`hessian_at_origin`): the lowest eigenvalue crosses zero there.
-        ``"m_only"``: ``H_mm(P) = 0`` (the curvature along ``m`` alone, model.md's
-        criterion). ``"leading"``: the large-``L`` expansion (model.md's formula
-        for "mean_field"; not available for "fluct").
+        ``"m_only"``: ``H_mm(P) = 0`` (the curvature along ``m`` alone).
+        ``"leading"``: the large-``L`` expansion (equation (p1-leading) of the linear
+        chapter, for "mean_field"; not available for "fluct").
 
     Returns
     -------
@@ -986,7 +986,7 @@ def p1_analytic(spec: ModelSpec, version: str = "mean_field", form: str = "exact
         P1_m = [b + sqrt(b^2 + 4 a / s_p^2)] / (2 a),   a = beta (V - 1 + L^2),  b = (V - 1 + L)/kappa,
 
     i.e. ``P1_m = sigma0^2 V^2 L (L + V - 1)/(L^2 + V - 1) + sigma0^2 L/(omega s_p^2 (L+V-1)) + ...``
-    and, to first order in ``1/L`` and in the prior term, model.md's
+    and, to first order in ``1/L`` and in the prior term, equation (p1-leading),
     ``sigma0^2 V^2 [1 + (V-1)/L + 1/(omega sigma_b^2 V^2)]`` (the ``"leading"``
     form). The transition is continuous (the quartic coefficient of ``S`` along
     the unstable direction is positive), so ``m* ~ (P - P1)^{1/2}``.
@@ -1122,7 +1122,7 @@ def susceptibility_m(P, spec: ModelSpec, version: str = "mean_field"):
     marginal variance, ``q`` integrated out). At ``P -> 0`` it is the prior
     variance ``s_p^2 = sigma_b^2 + sigma_G^2/L^2``; it diverges as ``1/(P1 - P)``
     at ``P1`` (:func:`p1_analytic`, ``form="exact"``): the precursor of the
-    continuous transition. ``1/H_mm`` (model.md's ``1/(d^2 S/dm^2)``) differs only
+    continuous transition. ``1/H_mm`` (the inverse curvature along ``m`` alone) differs only
     by ``H_mq^2/H_qq``, i.e. by the tiny shift between ``P1`` and ``P1_m``.
 
     P : float or array > 0. Returns an array of ``P``'s shape (units of ``m^2``),
@@ -1176,12 +1176,12 @@ def p2_analytic(spec: ModelSpec, version: str = "mean_field") -> float:
 
           P2 = sigma0^2 L^{3/2} V / (sigma_G sqrt(omega (V-1))),
 
-      model.md's formula (``-> L^{3/2} V^{1/2}``). It is the same for both
+      equation (p2-asymptotic) of the linear chapter (``-> L^{3/2} V^{1/2}``). It is the same for both
       versions: the Occam terms that move ``P1`` are subleading here.
     * fluct (``rho = r2 ≈ n s_c^2 = (L^2-2) sigma_G^2/L^2``, the transverse
       weight, which the data barely reduce before copying): the positive root of
       ``P^2 - (sigma0^2 L^2 V rho/((V-1) sigma_G^2)) P - sigma0^4 L^3 V^2/(omega (V-1) sigma_G^2) = 0``,
-      ``-> sigma0^2 L^2 V/(V-1)`` when ``rho >> eps``: model.md's ``L^2 V/(V-1)``.
+      ``-> sigma0^2 L^2 V/(V-1)`` when ``rho >> eps``: the law ``L^2 V/(V-1)`` that the scaling chapter tests.
       The transverse noise floor ``rho ~ sigma_G^2`` replaces the readout noise
       ``eps ~ L^{-1/2}`` in the denominator of the copy channel.
 

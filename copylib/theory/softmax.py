@@ -42,7 +42,7 @@ in nats (units of ``-ln`` probability). The versions:
     sets the (free) row means of ``g`` to zero, ``g = Delta (S - J/L)``.
 ``"energy"``
     The large-``P`` limit of ``"map"`` (``eps -> 0``) without its
-    ``Delta``-independent ``gamma_2`` term: model.md section 4's
+    ``Delta``-independent ``gamma_2`` term, the softmax chapter's energy action
     ``F = -G0 s(Delta) + (L-1) Delta^2/(2 sigma_G^2)``, ``G0 = P (V-1)/(2 sigma_0^2 V)``,
     ``s = gamma_1^2/(L alpha_1) = 1/(1 + (L-1) e^{-2 Delta})`` (cyclic). This is the
     action that :func:`p3_leading_order` approximates.
@@ -80,7 +80,7 @@ Reference numbers (L = 32, V = 4, all constants 1; reproduced by the tests where
   loss 0.711 -> 0.336; spinodals 309.3, 374.6); energy 264.60; fluct 666.6 +- 0.7
   over row-noise seeds (Delta 0.305 -> 2.368, c 0.041 -> 0.216, loss 0.733 -> 0.456;
   spinodals 618.7, 805.6).
-* model.md's table of mean-field P3 is reproduced: 342 (L=32, V=4), 873 (64, 4),
+* Mean-field P3 at other sizes: 342 (L=32, V=4), 873 (64, 4),
   885 (64, 8), 2180 (128, 4), 4935 (256, 8). Scanning L = 8, 10, ..., 20, 24 at
   V = 4, the first L with a jump is 20 (mean_field), 18 (map), 24 (energy).
 * :func:`p3_leading_order` has no solution at L = 32 (its root needs L >= 41.2).
@@ -884,7 +884,7 @@ def leading_order_gap(L: int) -> float:
 
 
 def p3_leading_order(L: int, V: int, spec: ModelSpec | None = None) -> float:
-    """Analytic ``P3 = (sigma_0^2/sigma_G^2) V/(V-1) (L-1) D^3/(D-1)`` (model.md section 4).
+    """Analytic ``P3 = (sigma_0^2/sigma_G^2) V/(V-1) (L-1) D^3/(D-1)`` (the softmax chapter's leading order).
 
     ``D = leading_order_gap(L)``; ``sigma0_sq`` and ``sigma_G`` from ``spec``
     (default 1). Returns ``nan`` for ``L < 2 e^3 + 1`` (no root).
