@@ -62,7 +62,10 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _run(cmd: list, what: str, **kwargs) -> str:
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)
+    try:
+        r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} took over {kwargs['timeout']} s: {cmd}")
     if r.returncode:
         pytest.fail(f"{what} failed (exit {r.returncode}): {cmd}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     return r.stdout
@@ -222,7 +225,7 @@ async def _run_cell(ws, session: str, code: str, index: int) -> str:
         kind, content = msg["msg_type"], msg["content"]
         if kind == "error" or (kind == "execute_reply" and content["status"] != "ok"):
             trace = ANSI.sub("", "\n".join(content.get("traceback", [])))
-            pytest.fail(f"code cell {index} raised {content.get('ename')}: {content.get('evalue')}\n{trace}\n"
+            pytest.fail(f"code cell {index + 1} raised {content.get('ename')}: {content.get('evalue')}\n{trace}\n"
                         f"--- the cell:\n{code}")
         if kind == "stream" and content["name"] == "stdout":
             stdout.append(content["text"])
