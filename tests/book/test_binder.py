@@ -81,7 +81,7 @@ def _copy_tracked_files(dest: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def binder(tmp_path_factory) -> dict[str, Path | dict]:
+def binder(tmp_path_factory):
     """A copy of the repository set up as repo2docker would set it up."""
     tmp = tmp_path_factory.mktemp("binder")
     repo, venv, home = tmp / "repo", tmp / "venv", tmp / "home"
@@ -105,7 +105,9 @@ def binder(tmp_path_factory) -> dict[str, Path | dict]:
                JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"), PIP_CACHE_DIR=cache)
     home.mkdir()
     _run([repo / "binder" / "postBuild"], "binder/postBuild", cwd=repo, env=env, timeout=PIP_TIMEOUT)
-    return {"tmp": tmp, "repo": repo, "venv": venv, "home": home, "env": env}
+    yield {"tmp": tmp, "repo": repo, "venv": venv, "home": home, "env": env}
+    # pytest keeps the last runs' tmp folders; without their 1.7 GB venvs (the logs stay).
+    shutil.rmtree(venv, ignore_errors=True)
 
 
 def _free_port() -> int:
@@ -178,7 +180,7 @@ def server(binder):
     log = binder["tmp"] / "jupyterlab.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
-            ["jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={server['url'].rsplit(':', 1)[1]}",
+            [binder["venv"] / "bin" / "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={server['url'].rsplit(':', 1)[1]}",
              "--ServerApp.port_retries=0", f"--IdentityProvider.token={server['token']}",
              f"--ServerApp.root_dir={binder['repo']}",
              # Binder runs as an ordinary user; CI and this machine run the tests as root.
