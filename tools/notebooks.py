@@ -22,11 +22,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
 
+# Run again (or after a restart, when the clone is there but the cwd is back in Colab's
+# /content), the cell must still end in copyhead/book: the chapters' checks find the book
+# from the cwd.
 SETUP = f'''# Colab setup (does nothing outside Colab): get the book and copylib, run from book/.
 import os, subprocess, sys
-if "google.colab" in sys.modules and not os.path.exists("copyhead"):
-    subprocess.run(["git", "clone", "--depth", "1", "{REPOSITORY}", "copyhead"], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", "copyhead"], check=True)
+if "google.colab" in sys.modules and not os.path.exists("../_toc.yml"):  # not yet in copyhead/book
+    if not os.path.exists("copyhead"):
+        subprocess.run(["git", "clone", "--depth", "1", "{REPOSITORY}", "copyhead"], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", "copyhead"], check=True)
     sys.path.insert(0, os.path.abspath("copyhead"))
     os.chdir("copyhead/book")'''
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
@@ -83,6 +87,60 @@ def test_binder_pins_match_the_root_requirements():
     root, binder = _pins(ROOT / "requirements.txt"), _pins(ROOT / "binder" / "requirements.txt")
     assert binder.pop("torch") == root.pop("torch") + "+cpu"
     assert binder == root
+
+
+def _binder_python(path: Path) -> Version:
+    """The Python version ``binder/runtime.txt`` asks repo2docker for (its format: one line ``python-X.Y``)."""
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: without it repo2docker builds on its default Python (3.10)")
+    text = path.read_text(encoding="utf-8").strip()
+    m = re.fullmatch(r"python-(3\.\d+)", text)
+    if not m:
+        raise ValueError(f"{path} must be one line 'python-3.Y' (repo2docker's format), got {text!r}")
+    return Version(m.group(1))
+
+
+def _rejecting(python: Version, pins: dict[str, str]) -> dict[str, str]:
+    """Pinned distributions whose Requires-Python excludes ``python``, with that requirement.
+
+    Reads the installed distributions' metadata: the test environment installs the same pins
+    (requirements.txt), which the version check makes sure of. ``X.Y`` counts as ``X.Y.0``, the
+    lowest patch release repo2docker may pick.
+    """
+    rejecting = {}
+    for name, pin in pins.items():
+        dist = importlib.metadata.distribution(name)
+        # torch's local suffix ("+cpu") names the build, not the release; the metadata is the same
+        assert Version(dist.version).public == Version(pin).public, f"{name}: installed {dist.version}, pinned {pin}"
+        requires = dist.metadata.get("Requires-Python")
+        if requires and python not in SpecifierSet(requires):
+            rejecting[name] = requires
+    copylib = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    if python not in SpecifierSet(copylib):  # postBuild installs copylib itself
+        rejecting["copylib"] = copylib
+    return rejecting
+
+
+def test_binder_runtime_python_satisfies_every_pin():
+    python = _binder_python(ROOT / "binder" / "runtime.txt")
+    assert not _rejecting(python, _pins(ROOT / "binder" / "requirements.txt"))
+
+
+def test_binder_runtime_check_rejects_repo2docker_default_python():
+    """Without runtime.txt repo2docker builds on 3.10, where the pins do not install (issue 15)."""
+    assert _rejecting(Version("3.10"), _pins(ROOT / "binder" / "requirements.txt"))
+
+
+@pytest.mark.parametrize("text", ["", "3.11", "python3.11", "python-3", "python-3.11\nr-4.4", "python-2.7"])
+def test_binder_runtime_rejects_malformed_files(tmp_path, text):
+    (tmp_path / "runtime.txt").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="runtime.txt"):
+        _binder_python(tmp_path / "runtime.txt")
+
+
+def test_binder_runtime_must_exist(tmp_path):
+    with pytest.raises(ValueError, match="missing"):
+        _binder_python(tmp_path / "runtime.txt")
 
 
 def test_binder_postbuild_installs_copylib_and_opens_md_as_notebooks():
