@@ -1,0 +1,187 @@
+"""The mathematics on the built website fits the page and is typeset (issue 14, item 1).
+
+Every page of the site (the page list of ``test_site.py``) is opened in headless
+Chromium at 1280 px, driven by Playwright (from PyPI) through the system
+``chromium``; requests to other hosts are refused. After MathJax has typeset
+the page:
+
+* every display equation must fit: the typeset formula (``mjx-math``) must be
+  no wider than its container and than the content column, and neither the
+  container nor the ``div.math`` around it may scroll sideways (an equation cut
+  behind a scrollbar fails on the last two);
+* the visible text (outside code blocks and typeset formulas) must hold no raw
+  TeX: no ``$...$`` span, no TeX command such as ``\\frac``, no ``\\(`` or ``\\[``
+  (``RAW_TEX``). Pages without MathJax (the bibliography) are checked too.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium not found: install Debian's `chromium` package (the README's test command does) "
+           "to run the browser test",
+)
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+
+VIEWPORT = {"width": 1280, "height": 1600}
+# Sub-pixel rounding: widths are compared after the browser rounds them to whole pixels.
+SLACK_PX = 1
+SOURCE_CHARS = 80
+REDIRECT = re.compile(r'\s*<meta http-equiv="Refresh"', re.I)
+# Raw TeX that a reader could see: a TeX command (\frac, \widehat, ...), TeX's math delimiters
+# \( \) \[ \] \{ \}, $$, or a $...$ span that starts with neither a blank nor a digit (so
+# "costs $5 and $6" does not count, "$x^{2}$" does). A braced ^{ or _{ alone does not count:
+# docstrings (the API page) and the validation report write plain-text formulas such as
+# "(K + kappa I)^{-1}" and "P_{i+1}" on purpose; TeX that MathJax missed keeps its delimiters.
+RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[()\[\]{}]|\$\$|\$[^\s$\d][^$\n]*\$")
+
+# The display equations of the page that are wider than the room they have:
+# [TeX source, formula width, container width, column width].
+TOO_WIDE_JS = """(slack) => {
+  const article = document.querySelector('article.bd-article') || document.body;
+  const style = getComputedStyle(article);
+  const column = article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const sources = new Map();
+  for (const item of (window.MathJax && MathJax.startup.document ? MathJax.startup.document.math : [])) {
+    sources.set(item.typesetRoot, item.math);
+  }
+  const scrolls = el => el && el.scrollWidth > el.clientWidth + slack;
+  const out = [];
+  for (const box of document.querySelectorAll('mjx-container[display="true"]')) {
+    const formula = box.querySelector('mjx-math');
+    const width = formula ? formula.getBoundingClientRect().width : 0;
+    const block = box.closest('div.math');
+    if (width > box.clientWidth + slack || width > column + slack || scrolls(box) || scrolls(block)) {
+      out.push([sources.get(box) || box.textContent, width, box.clientWidth, column]);
+    }
+  }
+  return out;
+}"""
+
+# Text a reader sees: visible text nodes, not in code, scripts or MathJax's output.
+VISIBLE_TEXT_JS = """() => {
+  const skip = 'pre, code, script, style, textarea, mjx-container, .MathJax';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const parts = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!el || el.closest(skip) || !el.checkVisibility({visibilityProperty: true})) continue;
+    parts.push(node.nodeValue);
+  }
+  return parts.join('');
+}"""
+
+
+def pages(html: Path) -> list[Path]:
+    """The pages of the site (the rule of ``test_site.pages``) except redirects, whose target is a page."""
+    skip = {"genindex.html", "search.html", "py-modindex.html"}
+    return sorted(p for p in html.rglob("*.html")
+                  if p.name not in skip and not p.relative_to(html).parts[0].startswith("_")
+                  and not REDIRECT.match(p.read_text(encoding="utf-8")))
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url(built_site):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def typeset_pages(built_site, base_url, browser):
+    """``{page: (too wide equations, visible text, refused requests)}`` for every page, after MathJax."""
+    seen = {}
+    for path in pages(built_site):
+        rel = path.relative_to(built_site).as_posix()
+        page, refused = _open(browser, f"{base_url}/{rel}", base_url)
+        seen[rel] = (page.evaluate(TOO_WIDE_JS, SLACK_PX), page.evaluate(VISIBLE_TEXT_JS), refused)
+        page.close()
+    return seen
+
+
+def _open(browser, url: str, base: str):
+    """The page at ``url`` once MathJax (if the page loads it) has typeset it; requests elsewhere refused."""
+    page = browser.new_page(viewport=VIEWPORT)
+    refused = []
+
+    def route(r):
+        if r.request.url.startswith((base + "/", "data:", "blob:")):
+            r.continue_()
+        else:
+            refused.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(url, wait_until="load")
+    # Sphinx loads MathJax only on pages with math.
+    if page.locator('script[src*="mathjax"]').count():
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                               timeout=60_000)
+        page.evaluate("() => MathJax.startup.promise")
+        page.evaluate("() => document.fonts.ready")  # widths are final once the fonts are in
+    return page, refused
+
+
+def test_pages_were_measured(typeset_pages):
+    assert len(typeset_pages) >= 10, sorted(typeset_pages)
+    refused = {rel: r for rel, (_, _, r) in typeset_pages.items() if r}
+    assert not refused, f"requests to other hosts: {refused}"
+
+
+def test_every_display_equation_fits_the_column(typeset_pages):
+    offenders = [f"{rel}: {' '.join(tex.split())[:SOURCE_CHARS]!r} "
+                 f"({width:.0f} px wide, {box} px container, {column:.0f} px column)"
+                 for rel, (wide, _, _) in typeset_pages.items() for tex, width, box, column in wide]
+    assert not offenders, (f"{len(offenders)} display equations wider than the column at "
+                           f"{VIEWPORT['width']} px:\n" + "\n".join(offenders))
+
+
+def test_no_raw_tex_in_visible_text(typeset_pages):
+    offenders = []
+    for rel, (_, text, _) in typeset_pages.items():
+        for match in RAW_TEX.finditer(text):
+            start = max(match.start() - 30, 0)
+            offenders.append(f"{rel}: {match.group()!r} in {' '.join(text[start:match.end() + 30].split())!r}")
+    assert not offenders, "raw TeX in the visible text:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("text, raw", [
+    (r"An Improved $\widehat{R}$ for MCMC", True),
+    (r"the gap $F(\Delta_2, ...", True),
+    (r"$x_{ij}$ and $y^{2}$", True),
+    (r"inline \(a\) or display \[b\]", True),
+    ("$$", True),
+    ("$x$", True),
+    ("it costs $5 and $6, with (K + kappa I)^{-1}, P_{i+1} and a \\ backslash", False),
+    ("α₁ = tr AᵀA, R̂ < 1.01", False),
+])
+def test_raw_tex_rule(text, raw):
+    assert bool(RAW_TEX.search(text)) is raw
