@@ -82,6 +82,18 @@ VISIBLE_TEXT_JS = """() => {
 }"""
 
 
+# Cell outputs (check results, printed tables) cut behind a scrollbar: [first 80 characters, width, room].
+CUT_OUTPUT_JS = """(slack) => {
+  const out = [];
+  for (const pre of document.querySelectorAll('div.cell_output pre, div.output pre')) {
+    if (pre.scrollWidth > pre.clientWidth + slack) {
+      out.push([pre.textContent.slice(0, 80), pre.scrollWidth, pre.clientWidth]);
+    }
+  }
+  return out;
+}"""
+
+
 def pages(html: Path) -> list[Path]:
     """The pages of the site (the rule of ``test_site.pages``) except redirects, whose target is a page."""
     skip = {"genindex.html", "search.html", "py-modindex.html"}
@@ -117,12 +129,13 @@ def browser():
 
 @pytest.fixture(scope="module")
 def typeset_pages(built_site, base_url, browser):
-    """``{page: (too wide equations, visible text, refused requests)}`` for every page, after MathJax."""
+    """``{page: (too wide equations, visible text, refused requests, cut outputs)}`` for every page, after MathJax."""
     seen = {}
     for path in pages(built_site):
         rel = path.relative_to(built_site).as_posix()
         page, refused = _open(browser, f"{base_url}/{rel}", base_url)
-        seen[rel] = (page.evaluate(TOO_WIDE_JS, SLACK_PX), page.evaluate(VISIBLE_TEXT_JS), refused)
+        seen[rel] = (page.evaluate(TOO_WIDE_JS, SLACK_PX), page.evaluate(VISIBLE_TEXT_JS), refused,
+                     page.evaluate(CUT_OUTPUT_JS, SLACK_PX))
         page.close()
     return seen
 
@@ -152,25 +165,32 @@ def _open(browser, url: str, base: str):
 
 def test_pages_were_measured(typeset_pages):
     assert len(typeset_pages) >= 10, sorted(typeset_pages)
-    refused = {rel: r for rel, (_, _, r) in typeset_pages.items() if r}
+    refused = {rel: r for rel, (_, _, r, _) in typeset_pages.items() if r}
     assert not refused, f"requests to other hosts: {refused}"
 
 
 def test_every_display_equation_fits_the_column(typeset_pages):
     offenders = [f"{rel}: {' '.join(tex.split())[:SOURCE_CHARS]!r} "
                  f"({width:.0f} px wide, {box} px container, {column:.0f} px column)"
-                 for rel, (wide, _, _) in typeset_pages.items() for tex, width, box, column in wide]
+                 for rel, (wide, _, _, _) in typeset_pages.items() for tex, width, box, column in wide]
     assert not offenders, (f"{len(offenders)} display equations wider than the column at "
                            f"{VIEWPORT['width']} px:\n" + "\n".join(offenders))
 
 
 def test_no_raw_tex_in_visible_text(typeset_pages):
     offenders = []
-    for rel, (_, text, _) in typeset_pages.items():
+    for rel, (_, text, _, _) in typeset_pages.items():
         for match in RAW_TEX.finditer(text):
             start = max(match.start() - 30, 0)
             offenders.append(f"{rel}: {match.group()!r} in {' '.join(text[start:match.end() + 30].split())!r}")
     assert not offenders, "raw TeX in the visible text:\n" + "\n".join(offenders)
+
+
+def test_no_cell_output_is_cut(typeset_pages):
+    """Printed results wrap inside the column (the site's stylesheet), so none hides behind a scrollbar."""
+    offenders = [f"{rel}: {text!r} ({width} px in {room} px)"
+                 for rel, (_, _, _, cut) in typeset_pages.items() for text, width, room in cut]
+    assert not offenders, f"{len(offenders)} cell outputs wider than the column:\n" + "\n".join(offenders)
 
 
 @pytest.mark.parametrize("text, raw", [
