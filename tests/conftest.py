@@ -76,6 +76,37 @@ def built_site(tmp_path_factory) -> Path:
     return out / "_build" / "html"
 
 
+@pytest.fixture(scope="session")
+def site_url(built_site):
+    """The built site served on localhost by a thread, as its base URL."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(built_site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Playwright driving the system Chromium (``executable_path``: no browser download)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
+
+    if CHROMIUM is None:
+        pytest.skip("Chromium not found: install Debian's `chromium` package (the README's test command does)")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
 # Sphinx's own markers; with -W every WARNING line is a reason the build failed.
 _PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|Traceback|Error:")
 

@@ -16,25 +16,15 @@ and 40 MB for the whole site.
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import re
-import shutil
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
 
+from browser_helpers import NEEDS_CHROMIUM, open_offline
 from copylib.frames import EXPLORER_CLASS, FRAME_CLASS, LABEL_CLASS, LIVE_ONLY_CLASS
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Chromium not found: install Debian's `chromium` package (the README's test command does) "
-           "to run the browser test",
-)
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+pytestmark = NEEDS_CHROMIUM
 
 FRAME_BUDGET = 1_000_000      # bytes of frames per explorer (issue 15)
 SITE_BUDGET = 40_000_000      # bytes of the whole built site
@@ -48,47 +38,9 @@ def explorer_pages(html: Path) -> list[Path]:
                   if any(EXPLORER_CLASS in block for block in WIDGET_STATE.findall(p.read_text(encoding="utf-8"))))
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield chromium
-        chromium.close()
-
-
 def _open(browser, url: str, base: str):
-    """A page at ``url`` whose requests to any other host are refused (and listed in ``page.refused``)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 1600})
-    refused = []
-
-    def route(r):
-        if r.request.url.startswith(base + "/") or r.request.url.startswith("data:") \
-                or r.request.url.startswith("blob:"):
-            r.continue_()
-        else:
-            refused.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.refused = refused
-    page.goto(url)
+    """The page at ``url`` once its first explorer frame shows; ``page.refused`` lists requests elsewhere."""
+    page, page.refused = open_offline(browser, url, base, {"width": 1280, "height": 1600})
     page.wait_for_selector(f".{FRAME_CLASS}", state="visible", timeout=60_000)
     return page
 
@@ -139,13 +91,13 @@ def _assert_label_matches(label: str, values: dict):
         assert f"{name} = {value}" in label, f"frame {label!r} but the control {name} shows {value!r}"
 
 
-def test_every_control_of_every_explorer_moves_its_frame(built_site, base_url, browser):
+def test_every_control_of_every_explorer_moves_its_frame(built_site, site_url, browser):
     pages = explorer_pages(built_site)
     assert pages, "no page of the site has an explorer"
     problems, moved = [], 0
     for path in pages:
         rel = path.relative_to(built_site).as_posix()
-        page = _open(browser, f"{base_url}/{rel}", base_url)
+        page = _open(browser, f"{site_url}/{rel}", site_url)
         live = page.locator(f".{LIVE_ONLY_CLASS}")
         if any(live.nth(i).is_visible() for i in range(live.count())):
             problems.append(f"{rel}: controls that need a kernel are visible")

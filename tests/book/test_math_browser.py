@@ -16,22 +16,13 @@ the page:
 
 from __future__ import annotations
 
-import functools
 import re
-import shutil
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from browser_helpers import NEEDS_CHROMIUM, open_offline
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Chromium not found: install Debian's `chromium` package (the README's test command does) "
-           "to run the browser test",
-)
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+pytestmark = NEEDS_CHROMIUM
 
 VIEWPORT = {"width": 1280, "height": 1600}
 # Sub-pixel rounding: widths are compared after the browser rounds them to whole pixels.
@@ -102,38 +93,13 @@ def pages(html: Path) -> list[Path]:
                   and not REDIRECT.match(p.read_text(encoding="utf-8")))
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
-def base_url(built_site):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(built_site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def typeset_pages(built_site, base_url, browser):
+def typeset_pages(built_site, site_url, browser):
     """``{page: (too wide equations, visible text, refused requests, cut outputs)}`` for every page, after MathJax."""
     seen = {}
     for path in pages(built_site):
         rel = path.relative_to(built_site).as_posix()
-        page, refused = _open(browser, f"{base_url}/{rel}", base_url)
+        page, refused = _open(browser, f"{site_url}/{rel}", site_url)
         seen[rel] = (page.evaluate(TOO_WIDE_JS, SLACK_PX), page.evaluate(VISIBLE_TEXT_JS), refused,
                      page.evaluate(CUT_OUTPUT_JS, SLACK_PX))
         page.close()
@@ -142,18 +108,7 @@ def typeset_pages(built_site, base_url, browser):
 
 def _open(browser, url: str, base: str):
     """The page at ``url`` once MathJax (if the page loads it) has typeset it; requests elsewhere refused."""
-    page = browser.new_page(viewport=VIEWPORT)
-    refused = []
-
-    def route(r):
-        if r.request.url.startswith((base + "/", "data:", "blob:")):
-            r.continue_()
-        else:
-            refused.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.goto(url, wait_until="load")
+    page, refused = open_offline(browser, url, base, VIEWPORT)
     # Sphinx loads MathJax only on pages with math.
     if page.locator('script[src*="mathjax"]').count():
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
