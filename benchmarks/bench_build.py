@@ -6,8 +6,7 @@ Run from the repository root::
     python benchmarks/bench_build.py --baseline HEAD~3   # side by side with an older revision
     python benchmarks/bench_build.py --full-build        # also a clean `jupyter-book build`
 
-Each chapter is executed the way ``tests/book/test_chapters.py`` and the book build
-execute it: read with jupytext, run by nbclient in a fresh ``python3`` kernel
+Each chapter is executed the way the book build (myst-nb) executes it: read with jupytext, run by nbclient in a fresh ``python3`` kernel
 with the chapter's directory as working directory. The kernel imports
 ``copylib`` from this checkout (``PYTHONPATH`` is set to the repository root,
 so an editable install of another checkout cannot interfere).

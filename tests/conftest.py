@@ -5,7 +5,9 @@
   locally and the run time is stable. ``explore`` draws fresh random examples
   with five times the budget of each test; run it locally to hunt for new
   counterexamples: ``HYPOTHESIS_PROFILE=explore pytest tests -k properties``.
-* ``built_site``: the built website (one clean build per test session).
+* ``book_build``: one clean book build per test session (exit code, log, folder);
+  ``built_site``: its ``_build/html``, failing if the build failed. The build is
+  the session's only execution of the chapters.
 * ``one_thread``: torch on one intra-op thread for a module of tiny tensors
   (``pytestmark = pytest.mark.usefixtures("one_thread")``).
 """
@@ -16,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -52,28 +55,56 @@ def one_thread():
     torch.set_num_threads(n)
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """``_build/html`` of a clean ``jupyter-book build . -W -n --keep-going``.
+@dataclass(frozen=True)
+class BookBuild:
+    """One ``jupyter-book build``: its exit code, its log and its ``_build`` folder."""
 
+    returncode: int
+    log: str
+    root: Path
+
+    @property
+    def html(self) -> Path:
+        return self.root / "html"
+
+    def executed(self, source: Path) -> Path:
+        """The notebook myst-nb wrote after executing ``source`` (a chapter under ROOT)."""
+        return self.root / "jupyter_execute" / source.relative_to(ROOT).with_suffix(".ipynb")
+
+    def failure_report(self) -> str:
+        return build_failure_report(self.returncode, self.log)
+
+
+@pytest.fixture(scope="session")
+def book_build(tmp_path_factory) -> BookBuild:
+    """One clean ``jupyter-book build . -W -n --keep-going`` per test session.
+
+    The build executes every chapter; the chapter tests inspect the notebooks it
+    executed and the site tests the pages it wrote, so no chapter runs twice.
     Set ``COPYHEAD_SITE`` to an existing ``_build/html`` folder to test that
-    build instead (it must come from the current sources: nothing here checks).
+    build instead (the chapter tests check its notebooks match the sources).
     """
     given = os.environ.get("COPYHEAD_SITE")
     if given:
         html = Path(given)
         if not (html / "index.html").is_file():
             pytest.fail(f"COPYHEAD_SITE={given} is not a built site (no index.html)")
-        return html
+        return BookBuild(0, "", html.parent)
     out = tmp_path_factory.mktemp("site")
     env = dict(os.environ, COPYHEAD_CHECKS_DIR=str(out / "checks"))
     # The interpreter running the tests, so the build sees the same environment.
     cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(ROOT),
            "--path-output", str(out), "-W", "-n", "--keep-going"]
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    if run.returncode != 0:
-        pytest.fail(build_failure_report(run.returncode, run.stdout + run.stderr))
-    return out / "_build" / "html"
+    return BookBuild(run.returncode, run.stdout + run.stderr, out / "_build")
+
+
+@pytest.fixture(scope="session")
+def built_site(book_build) -> Path:
+    """``_build/html`` of the session's book build; fails every site test if the build failed."""
+    if book_build.returncode != 0:
+        pytest.fail(book_build.failure_report())
+    return book_build.html
 
 
 @pytest.fixture(scope="session")

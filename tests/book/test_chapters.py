@@ -1,9 +1,11 @@
-"""Execute every chapter of the book, exactly as the book build does.
+"""Every chapter of the book executes without error, checks included.
 
-The chapters are MyST Markdown notebooks listed in ``_toc.yml``. Each one is
-read with jupytext and executed with nbclient in its own directory; any cell
-that raises (in particular a failing ``assert`` that checks a claim of the
-text) fails the test of that chapter.
+The chapters are MyST Markdown notebooks listed in ``_toc.yml``. They run once
+per test session, in the book build (fixture ``book_build``): myst-nb executes
+each one in its own directory and stops the build on a cell that raises (in
+particular a failing check of a claim of the text). The test of a chapter reads
+the notebook the build executed and fails unless every code cell of the source
+ran, with the source's code, and none raised.
 """
 
 from __future__ import annotations
@@ -11,15 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import jupytext
+import nbformat
 import pytest
 import yaml
-from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[2]
 TOC = ROOT / "_toc.yml"
 BOOK = ROOT / "book"
 SUFFIXES = (".md", ".ipynb")
-CELL_TIMEOUT = 600  # seconds, as execute.timeout in _config.yml
 
 
 def _toc_files(entry) -> list[str]:
@@ -91,13 +92,6 @@ def test_no_orphan_chapters():
 
 
 REPORT = "validation_report"
-_executed: set[str] = set()
-
-
-@pytest.fixture(scope="module")
-def records_dir(tmp_path_factory) -> Path:
-    """One folder for this session's check records, away from any book build's."""
-    return tmp_path_factory.mktemp("check_records")
 
 
 def test_no_bare_assert_in_chapters():
@@ -117,28 +111,62 @@ def test_text_pages_are_not_notebooks():
     assert text_pages == {"about", "api", "bibliography", "exercises", "glossary", "reproducing"}
 
 
+def execution_problems(source, executed) -> list[str]:
+    """What is wrong with ``executed`` as a complete, error-free run of ``source``.
+
+    Both are notebooks (nbformat nodes). Code cells are compared in order: the
+    executed notebook must hold the same code (not a stale build of older
+    sources), every non-empty cell must carry an execution count, and no output
+    may be an error.
+    """
+    def code(nb):
+        return [c for c in nb.cells if c.cell_type == "code"]
+
+    mine, ran = code(source), code(executed)
+    if [c.source.strip() for c in mine] != [c.source.strip() for c in ran]:
+        return [f"the executed notebook's {len(ran)} code cells differ from the source's {len(mine)}"]
+    problems = []
+    for i, cell in enumerate(ran, 1):
+        if cell.source.strip() and cell.get("execution_count") is None:
+            problems.append(f"code cell {i} was not executed")
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                problems.append(f"code cell {i} raised {out.get('ename')}: {out.get('evalue')}")
+    return problems
+
+
 @pytest.mark.parametrize(
     "chapter", NOTEBOOKS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS]
 )
-def test_chapter_executes(chapter: Path, records_dir: Path, monkeypatch):
-    if not chapter.exists():
-        pytest.fail(f"chapter listed in _toc.yml does not exist: {chapter}")
-    if chapter.stem == REPORT:
-        from copylib.checks import chapters_with_checks
+def test_chapter_executes(chapter: Path, book_build):
+    executed = book_build.executed(chapter)
+    if not executed.is_file():
+        pytest.fail(f"the book build did not execute {chapter.relative_to(ROOT)} "
+                    f"(a cell raised, or the build stopped before it):\n{book_build.failure_report()}")
+    source = jupytext.read(chapter, fmt="md:myst") if chapter.suffix == ".md" else jupytext.read(chapter)
+    problems = execution_problems(source, nbformat.read(executed, as_version=4))
+    assert not problems, f"{chapter.relative_to(ROOT)}: " + "; ".join(problems)
 
-        not_run = sorted(set(chapters_with_checks(ROOT)) - _executed)
-        if not_run:
-            pytest.skip(f"the validation report needs the other chapters run first in this session; not run: {not_run}")
-    monkeypatch.setenv("COPYHEAD_CHECKS_DIR", str(records_dir))  # the kernel inherits it
-    notebook = jupytext.read(chapter, fmt="md:myst") if chapter.suffix == ".md" else jupytext.read(chapter)
-    client = NotebookClient(
-        notebook,
-        kernel_name="python3",
-        timeout=CELL_TIMEOUT,
-        allow_errors=False,
-        resources={"metadata": {"path": str(chapter.parent)}},
-    )
-    # Raises nbclient.exceptions.CellExecutionError (with the traceback of the
-    # failing cell) if any cell raises.
-    client.execute()
-    _executed.add(chapter.stem)
+
+def _notebook(*cells):
+    """A notebook of code cells given as (source, execution_count, outputs)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src, execution_count=n, outputs=outs) for src, n, outs in cells]
+    return nb
+
+
+def test_execution_problems_accepts_a_complete_run():
+    source = _notebook(("x = 1", None, []), ("", None, []))
+    executed = _notebook(("x = 1", 1, [nbformat.v4.new_output("stream", text="ok")]), ("", None, []))
+    assert execution_problems(source, executed) == []
+
+
+def test_execution_problems_finds_each_fault():
+    source = _notebook(("x = 1", None, []), ("y = x", None, []))
+    error = nbformat.v4.new_output("error", ename="AssertionError", evalue="claim failed", traceback=[])
+    raised = execution_problems(source, _notebook(("x = 1", 1, []), ("y = x", 2, [error])))
+    assert raised == ["code cell 2 raised AssertionError: claim failed"]
+    skipped = execution_problems(source, _notebook(("x = 1", 1, []), ("y = x", None, [])))
+    assert skipped == ["code cell 2 was not executed"]
+    stale = execution_problems(source, _notebook(("x = 2", 1, []), ("y = x", 2, [])))
+    assert len(stale) == 1 and "differ from the source" in stale[0]
