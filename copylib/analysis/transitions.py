@@ -4,11 +4,14 @@ A first-order transition shows as a jump: refining the grid of sample sizes
 around it leaves the whole change inside one sub-interval. A smooth crossover
 spreads the change, so refining the grid by a factor ``k`` divides the largest
 step by about ``k``. :func:`step_concentration` measures exactly this.
-:func:`steepest_rise` locates a crossover on a grid: where the observable
-grows fastest per unit of ``ln P``.
+:func:`refine_largest_drop` applies it level after level, zooming into the
+largest sub-interval each time. :func:`steepest_rise` locates a crossover on a
+grid: where the observable grows fastest per unit of ``ln P``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -59,6 +62,44 @@ def step_concentration(fine_values) -> float:
     if not total > 0:
         raise ValueError("fine_values must decrease overall (first entry > last entry)")
     return drop / total
+
+
+def refine_largest_drop(values_on: Callable, P, values, levels: int = 2, k: int = 5) -> list:
+    """Refine the interval of the largest drop of ``values`` over ``P`` ``levels`` times.
+
+    values_on : callable taking a 1-d integer array of sample sizes (increasing)
+    and returning the observable there (one value per entry), e.g. the test loss of
+    a training sweep on those sizes. P : ``(n,)`` the coarse grid, ``values`` :
+    ``(n,)`` the observable on it. Level 1 splits the coarse interval of the largest
+    drop into ``k`` sub-intervals evenly in ``ln P`` (:func:`geometric_grid`, so
+    rounding may leave fewer points) and evaluates ``values_on`` there; each further
+    level splits the sub-interval of the largest drop of the previous level.
+    Returns one ``(grid, values, rho)`` per level, ``rho`` the
+    :func:`step_concentration` of that level: above ``1/2`` at every level for a
+    jump, about ``1/k`` for a change that is smooth on the level's scale.
+    """
+    if not callable(values_on):
+        raise TypeError(f"values_on must be callable, got {type(values_on).__name__}")
+    P, values = _check_series("P", P), _check_series("values", values)
+    if values.size != P.size:
+        raise ValueError(f"values must have the shape of P ({P.size},), got {values.shape}")
+    if not (P >= 1).all() or not (np.diff(P) > 0).all() or not (P == np.round(P)).all():
+        raise ValueError("P must hold integers >= 1, strictly increasing")
+    levels, k = check_int("levels", levels, 1), check_int("k", k, 2)
+    i, _ = largest_drop(values)
+    lo, hi = int(P[i]), int(P[i + 1])
+    ladder = []
+    for _ in range(levels):
+        if hi - lo < 2:
+            raise ValueError(f"the interval of the largest drop, P in ({lo}, {hi}), has no integer inside to refine")
+        grid = geometric_grid(lo, hi, k + 1)
+        fine = _check_series("values_on(grid)", np.asarray(values_on(grid), dtype=float))
+        if fine.size != grid.size:
+            raise ValueError(f"values_on must return {grid.size} values (one per grid point), got {fine.size}")
+        ladder.append((grid, fine, step_concentration(fine)))
+        j, _ = largest_drop(fine)
+        lo, hi = int(grid[j]), int(grid[j + 1])
+    return ladder
 
 
 def steepest_rise(P, y):

@@ -76,8 +76,8 @@ class ModelSpec:
         if not isinstance(self.causal, bool):
             raise TypeError(f"causal must be a bool, got {type(self.causal).__name__}")
         if self.causal and self.cyclic:
-            raise ValueError("causal=True needs cyclic=False: under a causal mask position 0 cannot see "
-                             "position L-1, so the cyclic target is unreachable (pass cyclic=False)")
+            raise ValueError("causal=True needs cyclic=False: under a causal mask position 1 cannot see "
+                             "position L, so the cyclic target is unreachable (pass cyclic=False)")
 
     @property
     def sigma_sq(self) -> float:

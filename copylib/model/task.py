@@ -4,10 +4,13 @@ A data set is ``P`` sequences ``X^mu`` of ``L`` tokens over a vocabulary of ``V`
 stored one-hot as an array of shape ``(P, L, V)``. The target is ``Y^mu = T X^mu``
 with ``T`` the *target matrix* (``L x L``):
 
-* cyclic (default): ``T = S`` the cyclic shift, ``S[l, l-1] = 1``, so
-  ``y_l = x_{l-1}`` and position 0 copies position ``L-1``;
-* non-cyclic: the same shift without the wrap-around, so position 0 has no
+* cyclic (default): ``T`` the cyclic shift, ``T_{l,l-1} = 1``, so
+  ``y_l = x_{l-1}`` and position 1 copies position ``L``;
+* non-cyclic: the same shift without the wrap-around, so position 1 has no
   previous token and its target is the zero vector.
+
+Positions are numbered ``l = 1, ..., L`` in the math; arrays are 0-based, so
+position ``l`` is row ``l-1`` (position 1 is ``X[:, 0]``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from ..arguments import check_bool, check_generator, check_int
 def shift_matrix(L: int, cyclic: bool = True) -> np.ndarray:
     """The target matrix ``T`` of the copy task, shape ``(L, L)``, float64.
 
-    ``T[l, l-1] = 1`` for ``l >= 1``; ``T[0, L-1] = 1`` only if ``cyclic``.
+    ``T_{l,l-1} = 1`` for positions ``l = 2, ..., L``; ``T_{1,L} = 1`` (the wrap-around)
+    only if ``cyclic``. As an array (0-based): ``T[i, i-1] = 1`` for ``i >= 1`` and
+    ``T[0, L-1] = 1`` only if ``cyclic``.
     """
     L = check_int("L", L, 2)
     cyclic = check_bool("cyclic", cyclic)

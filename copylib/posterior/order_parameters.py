@@ -9,10 +9,13 @@ transverse remainder (:func:`order_parameters`); for softmax attention the
 natural coordinate is the logit gap ``Delta`` on the previous position
 (:func:`copy_attention`, :func:`logit_gap`).
 
-Notation: ``J`` is the all-ones ``L x L`` matrix, ``S`` the cyclic shift
-(``S[l, l-1] = 1``), ``T`` the target matrix of the task
-(:func:`copylib.model.task.shift_matrix`; ``T = S`` in the cyclic task), ``1`` the
-all-ones vector and ``<X, Y> = tr X^T Y`` the Frobenius product.
+Notation (the book's): ``J`` is the all-ones ``L x L`` matrix, ``T`` the cyclic
+shift (``T_{l,l-1} = 1`` for positions ``l = 1, ..., L``, position 1 copying
+position ``L``; :func:`copylib.model.task.shift_matrix`), which is the target
+matrix of the cyclic task (the non-cyclic task's target drops the wrap-around),
+``1`` the all-ones vector and ``<X, Y> = tr X^T Y`` the Frobenius product. Array
+indices are 0-based: ``A[l, l-1]`` below is the previous-token weight of the row
+with index ``l`` (``A[0, -1]`` wraps to the last column).
 
 Every function accepts numpy arrays or torch tensors with arbitrary leading
 batch dimensions and is written once in torch (like :mod:`copylib.model.network`):
@@ -26,6 +29,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
@@ -44,6 +48,7 @@ __all__ = [
     "prior_action_linear",
     "prior_action_softmax",
     "subspace_coverage",
+    "plane_coverage",
 ]
 
 
@@ -128,14 +133,14 @@ def invariants(A, cyclic: bool = True):
 def order_parameters(A):
     """Pooling amplitude ``m``, copy amplitude ``q`` and transverse weight ``r2``.
 
-    ``A = m J/L + q (S - J/L) + A_perp`` with ``A_perp`` Frobenius-orthogonal
-    to ``J`` and to ``S - J/L`` (``S`` the cyclic shift). The two directions are
-    orthogonal to each other, ``|J/L|^2 = 1`` and ``|S - J/L|^2 = L - 1``, so
+    ``A = m J/L + q (T - J/L) + A_perp`` with ``A_perp`` Frobenius-orthogonal
+    to ``J`` and to ``T - J/L`` (``T`` the cyclic shift). The two directions are
+    orthogonal to each other, ``|J/L|^2 = 1`` and ``|T - J/L|^2 = L - 1``, so
 
     ::
 
         m  = 1^T A 1 / L,
-        q  = <A, S - J/L> / (L - 1),
+        q  = <A, T - J/L> / (L - 1),
         r2 = |A_perp|^2 = |A|^2 - m^2 - (L - 1) q^2.
 
     A : shape ``(..., L, L)``. Returns ``m, q, r2``, each shape ``(...)``.
@@ -150,23 +155,23 @@ def order_parameters(A):
     """
     as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
-    S = _shift(L, True, A)
+    T = _shift(L, True, A)
     m = A.sum((-1, -2)) / L
-    q = ((A * S).sum((-1, -2)) - m) / (L - 1)  # <A, S - J/L> = <A, S> - 1^T A 1 / L
+    q = ((A * T).sum((-1, -2)) - m) / (L - 1)  # <A, T - J/L> = <A, T> - 1^T A 1 / L
     A_perp = A - _attention_from_mq(m, q, L)
     r2 = (A_perp**2).sum((-1, -2))
     return tuple(from_torch(as_numpy, t) for t in (m, q, r2))
 
 
 def _attention_from_mq(m: torch.Tensor, q: torch.Tensor, L: int) -> torch.Tensor:
-    S = _shift(L, True, m)
+    T = _shift(L, True, m)
     m, q = torch.broadcast_tensors(m, q)
     m, q = m[..., None, None], q[..., None, None]
-    return (m - q) / L + q * S
+    return (m - q) / L + q * T
 
 
 def attention_from_order_parameters(m, q, L: int):
-    """The symmetric attention matrix ``A = m J/L + q (S - J/L)``.
+    """The symmetric attention matrix ``A = m J/L + q (T - J/L)``.
 
     m, q : arrays broadcastable to a common shape ``(...)``; L : int >= 2.
     Returns shape ``(..., L, L)``. Inverse of :func:`order_parameters` on
@@ -188,7 +193,7 @@ def attention_from_order_parameters(m, q, L: int):
 def copy_attention(Delta, L: int):
     """Softmax attention with logit gap ``Delta`` on the previous position.
 
-    ``A = row-softmax(Delta S)``: every row has logit ``Delta`` at ``l-1``
+    ``A = row-softmax(Delta T)``: every row has logit ``Delta`` at ``l-1``
     (cyclic) and equal logits elsewhere, so
 
         A[l, l-1] = c = 1 / (1 + (L-1) e^{-Delta}),   A[l, j] = (1-c)/(L-1) otherwise.
@@ -203,8 +208,8 @@ def copy_attention(Delta, L: int):
     x = Delta - math.log(L - 1)
     c = torch.sigmoid(x)
     other = torch.sigmoid(-x) / (L - 1)
-    S = _shift(L, True, Delta)
-    A = other[..., None, None] + (c - other)[..., None, None] * S
+    T = _shift(L, True, Delta)
+    A = other[..., None, None] + (c - other)[..., None, None] * T
     return from_torch(as_numpy, A)
 
 
@@ -217,8 +222,8 @@ def copy_weight(A):
     """
     as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
-    S = _shift(L, True, A)
-    return from_torch(as_numpy, (A * S).sum((-1, -2)) / L)
+    T = _shift(L, True, A)
+    return from_torch(as_numpy, (A * T).sum((-1, -2)) / L)
 
 
 def logit_gap(A):
@@ -232,8 +237,8 @@ def logit_gap(A):
     """
     as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
-    S = _shift(L, True, A)
-    c = (A * S).sum((-1, -2)) / L
+    T = _shift(L, True, A)
+    c = (A * T).sum((-1, -2)) / L
     cd = c.detach()
     bad = (cd <= 0) | (cd >= 1)
     if bad.any().item():
@@ -344,8 +349,8 @@ def prior_action_linear(m, q, spec: ModelSpec):
     ``s_c^2 = sigma_G^2/L^2``. Shapes: ``m, q`` broadcastable, result ``(...)``.
 
     Derivation: ``A = (b J + g)/L`` is Gaussian. ``m = <A, J/L> = b + 1^T g 1/L^2``
-    has variance ``sigma_b^2 + sigma_G^2 L^2/L^4 = s_p^2``; ``q = <A, S - J/L>/(L-1)
-    = <g, S - J/L>/(L (L-1))`` (``J`` is orthogonal to ``S - J/L``) has variance
+    has variance ``sigma_b^2 + sigma_G^2 L^2/L^4 = s_p^2``; ``q = <A, T - J/L>/(L-1)
+    = <g, T - J/L>/(L (L-1))`` (``J`` is orthogonal to ``T - J/L``) has variance
     ``sigma_G^2 (L-1)/(L^2 (L-1)^2) = s_c^2/(L-1)``; ``m`` and ``q`` are
     uncorrelated (orthogonal directions), hence independent. So this is the
     exact marginal prior of ``(m, q)``.
@@ -367,7 +372,7 @@ def prior_action_softmax(Delta, spec: ModelSpec):
     constant shift of its logits, so the row mean of ``g`` (and ``b``) drops out
     (integrating it gives a constant). The logits producing
     :func:`copy_attention` are ``Delta e_{l-1} + const 1`` per row; the
-    smallest-norm choice is ``Delta (e_{l-1} - 1/L)``, i.e. ``g = Delta (S - J/L)``,
+    smallest-norm choice is ``Delta (e_{l-1} - 1/L)``, i.e. ``g = Delta (T - J/L)``,
     with ``|.|^2 = Delta^2 (1 - 1/L)`` per row and ``Delta^2 (L-1)`` over ``L``
     rows; the Gaussian prior ``|g|^2/(2 sigma_G^2)`` gives the result.
     """
@@ -378,12 +383,12 @@ def prior_action_softmax(Delta, spec: ModelSpec):
 
 
 def subspace_coverage(A, center) -> tuple[float, float]:
-    """How much of the attention lies in the span of ``J`` and ``S`` (the order-parameter plane).
+    """How much of the attention lies in the span of ``J`` and ``T`` (the order-parameter plane).
 
     A : ``(n, L, L)`` samples of the attention matrix (posterior samples or trained
     networks); center : ``(L, L)`` the symmetric reference point (``0`` for linear
     attention, ``J/L`` for softmax). With ``D = A - center`` and ``Pi`` the
-    Frobenius projection on ``span(J, S)``, returns
+    Frobenius projection on ``span(J, T)``, returns
 
     * ``samples``: ``sum_k |Pi D_k|^2 / sum_k |D_k|^2``, the fraction of the
       second moment of the samples around ``center`` that the plane captures;
@@ -410,3 +415,27 @@ def subspace_coverage(A, center) -> tuple[float, float]:
     if not mean_total > 0:
         raise ValueError("the mean of A must differ from center")
     return float((proj**2).sum() / total), float((proj.mean(0) ** 2).sum() / mean_total)
+
+
+def plane_coverage(A, center, sign_gauge: bool = False) -> tuple[float, float, float]:
+    """:func:`subspace_coverage` of samples ``A`` around ``center``, and ``q`` of their mean.
+
+    A : ``(n, L, L)`` samples; center : ``(L, L)``. With ``sign_gauge`` each sample
+    is first multiplied by the sign of its pooling amplitude ``m`` (``A -> -A`` when
+    ``m < 0``): linear attention's posterior is symmetric under that flip (with the
+    readout), so without fixing the gauge the mean pattern of a well-mixed chain
+    set would vanish. Returns ``(samples, mean, q)``: the two fractions of
+    :func:`subspace_coverage` and the copy amplitude ``q`` of the (gauge-fixed)
+    mean pattern, which tells whether the samples sit in the copy phase.
+    """
+    sign_gauge = check_bool("sign_gauge", sign_gauge)
+    A = as_real_array("A", A)
+    if A.ndim != 3 or A.shape[1] != A.shape[2]:
+        raise ValueError(f"A must have shape (n, L, L), got {A.shape}")
+    check_finite("A", A)
+    if sign_gauge:
+        # m = 0 exactly keeps the sample as it is (sign 0 would erase it)
+        A = A * np.where(order_parameters(A)[0] < 0, -1.0, 1.0)[:, None, None]
+    samples, mean = subspace_coverage(A, center)
+    _, q, _ = order_parameters(A.mean(0))
+    return samples, mean, float(q)

@@ -1,11 +1,12 @@
-"""Unit tests of copylib.analysis.transitions.steepest_rise: the crossover of a smooth rise on a grid."""
+"""Unit tests of copylib.analysis.transitions: steepest_rise (the crossover of a smooth rise on a grid) and
+refine_largest_drop (the refinement test of the copy-task chapter)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from copylib.analysis.transitions import steepest_rise
+from copylib.analysis.transitions import refine_largest_drop, steepest_rise
 
 
 def test_steepest_rise_finds_the_centre_of_a_logistic_rise_in_ln_P():
@@ -28,3 +29,45 @@ def test_steepest_rise_rejects_bad_grids():
         steepest_rise([0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
     with pytest.raises(ValueError, match="y"):
         steepest_rise([1.0, 2.0, 3.0], [0.0, 1.0])
+
+
+def test_refine_largest_drop_keeps_a_jump_and_spreads_a_smooth_descent():
+    P = np.array([4, 10, 25, 63, 158, 398, 1000])
+    jump_at = 300.0
+
+    def step(grid):
+        return np.where(np.asarray(grid) < jump_at, 1.0, 0.0)
+
+    def smooth(grid):  # linear in ln P: equal sub-intervals in ln P carry equal drops
+        return -np.log(np.asarray(grid, dtype=float))
+
+    ladder = refine_largest_drop(step, P, step(P), levels=2, k=5)
+    assert len(ladder) == 2
+    for grid, values, rho in ladder:
+        assert grid[0] < jump_at <= grid[-1]  # every level brackets the jump
+        assert rho == 1.0  # the whole drop in one sub-interval
+        assert np.array_equal(values, step(grid))
+    assert ladder[1][0][0] >= ladder[0][0][0] and ladder[1][0][-1] <= ladder[0][0][-1]  # nested
+    grid, _, rho = refine_largest_drop(smooth, P, smooth(P), levels=1, k=5)[0]
+    # rounding the geometric grid to integers makes the sub-intervals unequal by up to ~1/P of ln P;
+    # at P >= 4 that keeps rho within 0.1 of the 1/k of a smooth change
+    assert abs(rho - 1 / 5) < 0.1
+
+
+def test_refine_largest_drop_rejects_bad_input():
+    P, values = np.array([10, 100, 1000]), np.array([1.0, 0.5, 0.0])
+    ok = lambda grid: -np.log(grid)  # noqa: E731
+    with pytest.raises(TypeError, match="values_on"):
+        refine_largest_drop(None, P, values)
+    with pytest.raises(ValueError, match="values"):
+        refine_largest_drop(ok, P, values[:2])
+    with pytest.raises(ValueError, match="P"):
+        refine_largest_drop(ok, np.array([10, 5, 1000]), values)
+    with pytest.raises(ValueError, match="levels"):
+        refine_largest_drop(ok, P, values, levels=0)
+    with pytest.raises(ValueError, match="k"):
+        refine_largest_drop(ok, P, values, k=1)
+    with pytest.raises(ValueError, match="values_on"):
+        refine_largest_drop(lambda grid: np.ones(2), P, values)
+    with pytest.raises(ValueError, match="no integer inside"):
+        refine_largest_drop(ok, np.array([1, 2, 3]), values)

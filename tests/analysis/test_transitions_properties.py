@@ -101,3 +101,39 @@ def test_drops_invalid(data):
         value = "ab"  # a numeric string would parse; the point here is a non-array
     with raises_naming(name):
         getattr(transitions, which)(value)
+
+
+@covers(transitions.refine_largest_drop)
+@budget(30)
+@given(jump=st.floats(12.0, 900.0), levels=st.integers(1, 3), k=st.integers(2, 6))
+def test_refine_largest_drop_valid(jump, levels, k):
+    P = np.array([10, 100, 1000])
+
+    def step(grid):
+        return np.where(np.asarray(grid) < jump, 1.0, 0.0)
+
+    try:
+        ladder = transitions.refine_largest_drop(step, P, step(P), levels=levels, k=k)
+    except ValueError as err:  # zoomed down to two neighbouring integers: nothing left to refine
+        assert "no integer inside" in str(err)
+        return
+    assert len(ladder) == levels
+    for grid, values, rho in ladder:
+        assert grid[0] < jump <= grid[-1] and rho == 1.0 and values.shape == grid.shape
+
+
+@covers(transitions.refine_largest_drop)
+@budget(30)
+@given(data=st.data())
+def test_refine_largest_drop_invalid(data):
+    name = data.draw(st.sampled_from(["values_on", "P", "values", "levels", "k"]))
+    args = {"values_on": lambda grid: -np.log(grid), "P": np.array([10, 100, 1000]),
+            "values": np.array([2.0, 1.0, 0.0]), "levels": 2, "k": 5}
+    if name in ("levels", "k"):
+        args[name] = data.draw(bad_ints(1 if name == "levels" else 2))
+    elif name == "values_on":
+        args[name] = data.draw(st.sampled_from([None, 1.5, "f"]))
+    else:
+        args[name] = data.draw(st.sampled_from([[1.0], [[2.0, 1.0], [1.0, 0.0]], [2.0, math.nan, 0.0]]))
+    with raises_naming(name):
+        transitions.refine_largest_drop(**args)

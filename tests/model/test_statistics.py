@@ -135,7 +135,7 @@ def test_readout_moments_match_stacked_design_matrix(cyclic, kind):
     np.testing.assert_allclose(K, Phi.T @ Phi, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(B, Phi.T @ Ys, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(y2, np.trace(Ys.T @ Ys), rtol=1e-12)
-    # Every target row is one-hot except position 0 when non-cyclic.
+    # Every target row is one-hot except position 1 (row 0) when non-cyclic.
     assert y2 == P * (L if cyclic else L - 1)
     np.testing.assert_allclose(K, K.T, rtol=1e-12, atol=1e-12)
 

@@ -32,7 +32,7 @@ def test_shift_matrix_noncyclic_drops_the_wraparound(L):
     for l in range(1, L):
         expected[l, l - 1] = 1.0
     np.testing.assert_array_equal(T, expected)
-    assert not T[0].any()  # position 0 has no previous token
+    assert not T[0].any()  # position 1 (row 0) has no previous token
     np.testing.assert_array_equal(shift_matrix(L, cyclic=True) - T, np.eye(L)[[0]].T @ np.eye(L)[[L - 1]])
     # Nilpotent: shifting L times pushes everything out.
     np.testing.assert_array_equal(np.linalg.matrix_power(T, L), np.zeros((L, L)))

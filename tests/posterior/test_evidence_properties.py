@@ -346,6 +346,21 @@ def test_subspace_coverage_valid(n, L, seed):
     assert 0 <= samples <= 1 + 1e-12 and 0 <= mean <= 1 + 1e-12
 
 
+@covers(op.plane_coverage)
+@budget(20)
+@given(n=st.integers(1, 5), L=st.integers(2, 8), gauge=st.booleans(), seed=seeds)
+def test_plane_coverage_valid(n, L, gauge, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, L, L))
+    center = np.zeros((L, L))
+    samples, mean, q = op.plane_coverage(A, center, sign_gauge=gauge)
+    assert isinstance(q, float) and math.isfinite(q)
+    # fractions of a projected norm; rounding can push them a few ulps past 1
+    assert 0 <= samples <= 1 + 1e-12 and 0 <= mean <= 1 + 1e-12
+    if gauge:  # the flip A -> -A is what the gauge removes: flipping the input changes nothing
+        assert op.plane_coverage(-A, center, sign_gauge=True) == pytest.approx((samples, mean, q), rel=1e-12, abs=1e-15)
+
+
 _OP_ARRAYS = {
     "invariants": {"A": np.eye(3)},
     "order_parameters": {"A": np.eye(3)},

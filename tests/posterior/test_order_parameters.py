@@ -450,3 +450,41 @@ def test_subspace_coverage_rejects_bad_input():
         subspace_coverage(np.ones((2, 4, 4)), np.zeros((3, 3)))
     with pytest.raises(ValueError, match="center"):
         subspace_coverage(np.ones((2, 4, 4)), np.ones((4, 4)))
+
+
+def test_plane_coverage_fixes_the_sign_gauge():
+    import copylib as cl
+
+    from copylib.posterior.order_parameters import plane_coverage, subspace_coverage
+
+    L = 6
+    rng = np.random.default_rng(1)
+    # a pooling-and-copy pattern plus transverse noise, half of the samples flipped: the gauge-fixed mean
+    # recovers the pattern's q, while without the gauge the flipped halves cancel in the mean
+    base = cl.attention_from_order_parameters(1.0, 0.3, L)
+    noise = 0.05 * rng.normal(size=(40, L, L))
+    signs = np.repeat([1.0, -1.0], 20)[:, None, None]
+    A = signs * (base + noise)
+    samples, mean, q = plane_coverage(A, np.zeros((L, L)), sign_gauge=True)
+    assert (samples, mean) == subspace_coverage(np.abs(signs) * (base + noise), np.zeros((L, L)))
+    # q of the mean of the noisy samples: the noise's projection on T - J/L averages over 40 draws of sd
+    # 0.05 / sqrt(L - 1) each, so 5 standard errors are below 0.01
+    assert abs(q - 0.3) < 0.01
+    assert abs(plane_coverage(A, np.zeros((L, L)))[2]) < 0.01  # no gauge: +q and -q cancel
+    # without sign_gauge it is subspace_coverage plus q of the plain mean
+    s2, m2, q2 = plane_coverage(base + noise, np.full((L, L), 1 / L))
+    assert (s2, m2) == subspace_coverage(base + noise, np.full((L, L), 1 / L))
+    assert q2 == pytest.approx(float(cl.order_parameters((base + noise).mean(0))[1]), rel=1e-12)
+
+
+def test_plane_coverage_rejects_bad_input():
+    from copylib.posterior.order_parameters import plane_coverage
+
+    with pytest.raises(ValueError, match="A"):
+        plane_coverage(np.zeros((4, 4)), np.zeros((4, 4)))
+    with pytest.raises(ValueError, match="A"):
+        plane_coverage(np.full((2, 3, 3), np.nan), np.zeros((3, 3)))
+    with pytest.raises(TypeError, match="sign_gauge"):
+        plane_coverage(np.ones((2, 3, 3)), np.zeros((3, 3)), sign_gauge="yes")
+    with pytest.raises(ValueError, match="center"):
+        plane_coverage(np.ones((2, 3, 3)), np.zeros((4, 4)))
