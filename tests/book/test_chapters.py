@@ -108,7 +108,8 @@ def test_no_bare_assert_in_chapters():
 def test_text_pages_are_not_notebooks():
     """The pages that are not executed are exactly those without a kernel."""
     text_pages = {p.stem for p in CHAPTERS if p.exists() and not is_notebook(p)}
-    assert text_pages == {"about", "api", "bibliography", "exercises", "glossary", "reproducing"}
+    assert text_pages == {"about", "api", "bibliography", "exercises", "glossary", "notation", "reproducing",
+                          "results"}
 
 
 def execution_problems(source, executed) -> list[str]:

@@ -1,0 +1,313 @@
+"""The book's notation: one meaning per symbol (book/notation.md), checked on the sources.
+
+What is checked mechanically:
+
+* the notation page: every table row names a symbol once, links the page that
+  introduces it, and every `copylib` name it gives exists (``cl.a.b`` is
+  imported attribute by attribute, ``spec.x`` is read from a ``ModelSpec``);
+* every page of the book (prose, math, figure captions and the TeX of figure
+  labels): the cyclic shift is $T$, never $S$ (no ``S_{l,l-1}``, ``S - J/L``,
+  ``\\Delta S``, ``\\langle S, S\\rangle``, "the shift $S$", ...); $U$ is only the
+  potential $U(g, b, W)$ of the network parameters (no ``U(c)``, no ``U = ...``
+  and no ``U^\\top`` as a generic matrix); positions are numbered from 1 in
+  prose and math (no "position 0", no ``T_{0m}``, no ``l = 0``).
+
+The detectors are tested on strings first, so that the legitimate uses (the
+actions ``S(m, q)``, ``S(\\Delta)``, ``S_v``, ``S_\\perp``, ``S - \\min S``, the
+potential ``U(g, b, W)``, ``G_0``, ``\\sigma_0^2``) are known not to be flagged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+import copylib
+from copylib import ModelSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "book"
+NOTATION = BOOK / "notation.md"
+PAGES = sorted(BOOK.glob("*.md"))
+
+# --------------------------------------------------------------------------
+# reading a page: prose, math and code apart
+# --------------------------------------------------------------------------
+
+FENCE = re.compile(r"^(`{3,}|:{3,})\s*(\{([\w-]+)\})?")
+DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+
+def split_page(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """``(prose lines, code lines)`` of a MyST page as ``(line number, text)``.
+
+    Code is the body of ``{code-cell}`` blocks; their option lines (``:mystnb:``
+    figure captions and alt text, read by the reader) count as prose. The body
+    of ``{math}`` blocks is wrapped in ``$$`` so that it reads as display math.
+    """
+    prose, code = [], []
+    kind = None  # None, "code-cell" or "math": the block we are in
+    closing = ""
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        fence = FENCE.match(stripped)
+        if kind is None and fence and fence.group(3) in ("code-cell", "math"):
+            kind, closing = fence.group(3), fence.group(1)
+            if kind == "math":
+                prose.append((n, "$$"))
+            continue
+        if kind is not None and stripped == closing:
+            if kind == "math":
+                prose.append((n, "$$"))
+            kind = None
+            continue
+        if kind == "code-cell" and not stripped.startswith(":"):
+            code.append((n, line))
+        elif kind == "math" and stripped.startswith(":"):
+            continue  # :label: of a math block
+        else:
+            prose.append((n, line))
+    return prose, code
+
+
+def math_segments(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Every ``$...$`` and ``$$...$$`` segment of ``lines`` with the line it starts on."""
+    text = "\n".join(line for _, line in lines)
+    starts = [n for n, _ in lines]
+    offsets = [0]
+    for _, line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+
+    def line_of(pos: int) -> int:
+        lo = max(i for i, off in enumerate(offsets[:-1]) if off <= pos)
+        return starts[lo]
+
+    text = INLINE_CODE.sub(lambda m: " " * len(m.group()), text)
+    found = [(line_of(m.start()), m.group(1)) for m in DISPLAY_MATH.finditer(text)]
+    rest = DISPLAY_MATH.sub(lambda m: " " * len(m.group()), text)
+    found += [(line_of(m.start()), m.group(1)) for m in INLINE_MATH.finditer(rest)]
+    return found
+
+
+def prose_text(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Prose lines without inline code (code names may use any letters)."""
+    return [(n, INLINE_CODE.sub(" ", line)) for n, line in lines]
+
+
+def code_math(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """TeX inside the strings of code cells (figure labels and titles the reader sees)."""
+    return [(n, m.group(1)) for n, line in lines for m in INLINE_MATH.finditer(line)]
+
+
+# --------------------------------------------------------------------------
+# the detectors
+# --------------------------------------------------------------------------
+
+NOT_NAME = r"(?<![\\A-Za-z])"  # a standalone letter, not part of a word or a TeX command
+SHIFT_AS_S_MATH = [
+    re.compile(NOT_NAME + r"S\s*-\s*(\\frac\s*\{?\s*)?J"),  # S - J/L, S - \frac JL
+    re.compile(NOT_NAME + r"S_(\{\s*)?[lijk0-9](?![a-zA-Z])"),  # S_{l,l-1}, S_{ij}, S_l (not S_v, S_\perp)
+    re.compile(NOT_NAME + r"S_\{[lijk0-9][lijk0-9,\s+-]*\}"),
+    re.compile(r"\\Delta\s*(\\[,;:!]\s*)?S(?![A-Za-z_(])"),  # \Delta S, \Delta\,S
+    re.compile(r"\\langle\s*S\s*,|,\s*S\s*\\rangle"),  # <S, S>, <J, S>
+    re.compile(r"\(\s*J\s*,\s*S\s*\)"),  # span(J, S)
+    re.compile(r"(?<![\w.^_{])[0-9.]+\s*(\\,)?\s*S(?![A-Za-z_(])"),  # 0.6\,S
+    re.compile(NOT_NAME + r"S\s*\^\s*\{?\s*(\\top|T\b)"),  # S^\top
+    re.compile(NOT_NAME + r"S\s*(\\mathbf\s*\{?\s*1|X\b)"),  # S 1, S X
+    re.compile(r"=\s*S\s*$"),  # A = S
+]
+SHIFT_AS_S_PROSE = re.compile(r"(shift|shift matrix|copy pattern|orthogonal to|and to|\$J\$ and)\s+\$S\$", re.I)
+
+U_MISUSE_MATH = [
+    re.compile(NOT_NAME + r"U\s*\(\s*(c|\\Delta|y)\b"),  # U(c), U(\Delta): the marginal potential is Phi
+    re.compile(NOT_NAME + r"U\s*="),  # U = (S - J/L)/..., U = \Phi: U is not a generic matrix
+    re.compile(NOT_NAME + r"U\s*\^\s*\{?\s*\\top|UU"),  # Woodbury's U
+]
+U_MISUSE_PROSE = re.compile(r"((minima|minimum|shoulder) of|potential)\s+\$U\$|\$U\$\s+(has|becomes)", re.I)
+
+ZERO_POSITION_PROSE = re.compile(r"\b(position|row)s?\s+\$?0\$?(?![.\d])", re.I)
+NOT_INDEX = r"(?<![\\A-Za-z_^])"  # nor an index of another symbol (w_l = 0 is not l = 0)
+ZERO_POSITION_MATH = [
+    re.compile(NOT_INDEX + r"[TXYxy]_\{?\s*0(?![.\d])"),  # T_{0m}, x_0: position indices start at 1
+    re.compile(NOT_INDEX + r"l\s*=\s*0(?![.\d])"),  # l = 0, ..., L-1
+]
+
+
+def math_offences(segment: str, patterns) -> list[str]:
+    return [m.group() for p in patterns for m in p.finditer(segment)]
+
+
+def shift_as_s(math: str) -> list[str]:
+    return math_offences(math, SHIFT_AS_S_MATH)
+
+
+def u_misuse(math: str) -> list[str]:
+    return math_offences(math, U_MISUSE_MATH)
+
+
+def zero_position(math: str) -> list[str]:
+    return math_offences(math, ZERO_POSITION_MATH)
+
+
+# --------------------------------------------------------------------------
+# the detectors on strings: legitimate uses pass, the old ones are caught
+# --------------------------------------------------------------------------
+
+LEGIT_MATH = [
+    r"S(m, q) ={}& \ell\Big[\tfrac{V(V-1)}2\ln\big(1+\tfrac{\alpha_1}\varepsilon\big)",
+    r"S(\Delta)", r"S_v(\alpha_1, L, \gamma_1, L; P)", r"S_\perp = \frac n2(\rho - 1 - \ln\rho)",
+    r"\ln(1 + S - \min S)", r"e^{-S(m,q)}", r"S_{\rm copy} - S_{\rm pool}", r"S_{\text{data}}",
+    r"\partial S/\partial\alpha_1", r"e^{-S}", r"S", r"T_{l,l-1} = 1", r"T_{1,L} = 1",
+    r"A = m\,\frac JL + q\Big(T - \frac JL\Big) + A_\perp", r"\langle A, T - J/L\rangle",
+    r"\Delta(T - J/L)", r"\operatorname{softmax}(\Delta T)", r"U(g, b, W) = \frac{1}{2\sigma^2}",
+    r"\Phi(c) = -\ln p(c)", r"G_0 = P(V-1)/(2\sigma_0^2 V)", r"\sigma_0^2", r"\ell = 0", r"l = 1, \dots, L",
+    r"x^\mu_{l-1}", r"\sum_l w_l = 0", r"p(Y|A_0)", r"s_p^2 = \sigma_b^2 + \sigma_G^2/L^2", r"\Delta_l", r"\Delta_{1/2} = \ln(L-1)",
+]
+BAD_MATH = {
+    "shift": [r"A = m J/L + q(S - J/L) + A_\perp", r"q\Big(S - \frac JL\Big)", r"S_{l,l-1}=1",
+              r"\operatorname{softmax}(\Delta S)", r"\Delta\,(S - J/L)", r"\langle S, S\rangle = L",
+              r"\operatorname{span}(J, S)", r"A = 0.6\,S + 0.1\,J", r"A = S", r"S^\top S"],
+    "U": [r"U(c) = -\ln p(c)", r"U = (S - J/L)/\sqrt{L-1}", r"U = \Phi/\sqrt\kappa", r"\det(I + UU^\top)"],
+    "zero": [r"T_{0m} = 0", r"l = 0, \dots, L-1", r"x_0"],
+}
+DETECTOR = {"shift": shift_as_s, "U": u_misuse, "zero": zero_position}
+
+
+@pytest.mark.parametrize("math", LEGIT_MATH)
+def test_detectors_pass_legitimate_math(math):
+    flagged = {name: detect(math) for name, detect in DETECTOR.items()}
+    assert not any(flagged.values()), f"{math!r} flagged: {flagged}"
+
+
+@pytest.mark.parametrize("rule, math", [(r, m) for r, ms in BAD_MATH.items() for m in ms])
+def test_detectors_catch_old_notation(rule, math):
+    assert DETECTOR[rule](math), f"{rule} detector misses {math!r}"
+
+
+def test_prose_detectors():
+    assert SHIFT_AS_S_PROSE.search("uniform pooling $J/L$ and the shift $S$.")
+    assert SHIFT_AS_S_PROSE.search("(zero row sums, orthogonal to $S$)")
+    assert SHIFT_AS_S_PROSE.search("orthogonal to $J$ and to $S$ (both products")
+    assert not SHIFT_AS_S_PROSE.search("The quartic terms of $S$ cut the divergence off")
+    assert U_MISUSE_PROSE.search("where a local minimum of $U$ disappears")
+    assert not U_MISUSE_PROSE.search("whose energy is the training objective $U$ {eq}`map-objective`")
+    assert ZERO_POSITION_PROSE.search("position $0$ copies position $L-1$")
+    assert ZERO_POSITION_PROSE.search("position 0 has no target")
+    assert not ZERO_POSITION_PROSE.search("position 1 copies position $L$; at $P = 0.5$")
+
+
+def test_split_page_separates_code_and_captions():
+    page = "\n".join(["Text $S(m, q)$.", "```{code-cell}", ":mystnb:", ":    caption: the shift $S$",
+                      "x = 1  # position 0", "```", "```{math}", ":label: x", r"S_{l,l-1}", "```"])
+    prose, code = split_page(page)
+    assert [line for _, line in code] == ["x = 1  # position 0"]
+    assert ":    caption: the shift $S$" in [line for _, line in prose]
+    assert sorted(m for _, m in math_segments(prose)) == sorted(["S(m, q)", "S", "\nS_{l,l-1}\n"])
+
+
+# --------------------------------------------------------------------------
+# the book's pages
+# --------------------------------------------------------------------------
+
+
+def offences(page: Path, math_rule, prose_rule) -> list[str]:
+    prose, code = split_page(page.read_text(encoding="utf-8"))
+    found = [f"line {n}: ${m}$" for n, seg in math_segments(prose) + code_math(code) for m in math_rule(seg)]
+    if prose_rule is not None:
+        found += [f"line {n}: {m.group()}" for n, line in prose_text(prose) for m in prose_rule.finditer(line)]
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_shift_is_T_not_S(page):
+    bad = offences(page, shift_as_s, SHIFT_AS_S_PROSE)
+    assert not bad, f"{page.name}: the shift matrix is $T$ ($S$ is the action only): {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_U_is_the_parameter_potential_only(page):
+    bad = offences(page, u_misuse, U_MISUSE_PROSE)
+    assert not bad, f"{page.name}: $U$ is only U(g, b, W); the copy weight's potential is Phi(c): {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_positions_start_at_one(page):
+    bad = offences(page, zero_position, ZERO_POSITION_PROSE)
+    assert not bad, f"{page.name}: positions are l = 1, ..., L in prose and math (arrays are 0-based): {bad}"
+
+
+# --------------------------------------------------------------------------
+# the notation page itself
+# --------------------------------------------------------------------------
+
+
+def notation_rows() -> list[list[str]]:
+    """Cells of every row of the four symbol tables (header and rule lines left out)."""
+    rows = []
+    for line in NOTATION.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("|") or line.startswith("|---") or line.startswith("| Symbol"):
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        rows.append(cells)
+    return rows
+
+
+ROWS = notation_rows()
+NAMES = sorted({name for row in ROWS for name in re.findall(r"`((?:cl|spec)\.[\w.]+)`", row[3])})
+
+
+def resolve(name: str):
+    """The object a notation-page name refers to (AttributeError/ImportError if none)."""
+    head, *parts = name.split(".")
+    if head == "spec":
+        obj = ModelSpec(L=32, V=4)
+        for part in parts:
+            obj = getattr(obj, part)
+        return obj
+    obj, path = copylib, "copylib"
+    for part in parts:
+        path = f"{path}.{part}"
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            obj = importlib.import_module(path)  # a submodule not imported by its package
+    return obj
+
+
+def test_notation_page_has_the_four_groups():
+    headings = re.findall(r"^## (.+)$", NOTATION.read_text(encoding="utf-8"), re.M)
+    assert headings == ["Data and model", "Parameters and order parameters", "Theory and thresholds",
+                        "Inference and diagnostics"]
+    assert all(len(row) == 4 for row in ROWS), [row for row in ROWS if len(row) != 4]
+    assert len(ROWS) > 40
+
+
+def test_every_symbol_has_one_entry():
+    symbols = [row[0] for row in ROWS]
+    repeated = sorted({s for s in symbols if symbols.count(s) > 1})
+    assert not repeated, f"symbols listed more than once on the notation page: {repeated}"
+
+
+def test_every_symbol_links_where_it_is_introduced():
+    pages = {p.stem for p in PAGES}
+    for row in ROWS:
+        linked = re.findall(r"\{doc\}`(?:[^`<]*<)?([\w/]+)>?`", row[2])
+        assert linked and set(linked) <= pages, f"{row[0]}: no {{doc}} link to a book page in {row[2]!r}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_copylib_name_exists(name):
+    try:
+        resolve(name)
+    except (AttributeError, ImportError) as err:
+        pytest.fail(f"notation page names `{name}`, which copylib does not have: {err}")
+
+
+def test_every_row_names_copylib_or_says_none():
+    unnamed = [row[0] for row in ROWS if not re.search(r"`(cl|spec)\.", row[3]) and row[3] != "—"]
+    assert not unnamed, f"rows with neither a copylib name nor '—': {unnamed}"

@@ -1,0 +1,161 @@
+"""The results-at-a-glance table (book/results.md): every value is a number pasted from a chapter.
+
+The page pastes each value from the chapter that computes it with
+``{glue:text}`chapter.md::key:fmt``` (myst-nb reads ``<chapter>.glue.json``
+from the build's ``jupyter_execute`` folder). Two ways a value can go missing:
+
+* the key is not glued by that chapter: the -W build fails with "Glue
+  reference ... not found", and the pasted text is simply absent from the
+  cell; ``test_every_key_is_glued_by_its_chapter`` finds it from the sources,
+  without a build;
+* a row still holds a placeholder: ``test_built_table_holds_numbers`` reads the
+  built page (fixture ``built_site``) and requires, in every row, a non-empty
+  value cell made of pasted numbers, and no placeholder text anywhere.
+
+The parsing of the built table is tested on small hand-written pages first.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup  # installed with jupyter-book (pydata-sphinx-theme needs it)
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "book"
+RESULTS = BOOK / "results.md"
+TABLE_ID = "results-table"
+VALUE_HEADER = "Value"
+PLACEHOLDER = re.compile(r"\?\?|placeholder|todo|tbd|to be filled|\bnan\b|\binf\b", re.I)
+NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
+PASTE = re.compile(r"\{glue:text\}`([\w/.-]+)::(\w+)(:[^`]*)?`")
+
+
+def table_problems(html: str) -> list[str]:
+    """What is wrong with the results table of a built page (empty list: nothing)."""
+    soup = BeautifulSoup(html, "html.parser")
+    table = soup.find(id=TABLE_ID)
+    if table is None:
+        return [f"no element with id {TABLE_ID!r}"]
+    if table.name != "table":
+        table = table.find("table")
+    header = [th.get_text(" ", strip=True) for th in table.find("thead").find_all("th")]
+    if VALUE_HEADER not in header:
+        return [f"no {VALUE_HEADER!r} column in {header}"]
+    col = header.index(VALUE_HEADER)
+    problems = []
+    rows = table.find("tbody").find_all("tr")
+    if not rows:
+        problems.append("the table has no rows")
+    for i, tr in enumerate(rows, 1):
+        cells = tr.find_all("td")
+        label = " / ".join(c.get_text(" ", strip=True) for c in cells[:2])
+        texts = [c.get_text(" ", strip=True) for c in cells]
+        if len(cells) != len(header) or not all(texts):
+            problems.append(f"row {i} ({label}): an empty or missing cell")
+            continue
+        if any(PLACEHOLDER.search(t) for t in texts):
+            problems.append(f"row {i} ({label}): placeholder text")
+            continue
+        pasted = [s.get_text(strip=True) for s in cells[col].find_all(class_="pasted-text")]
+        if not pasted:
+            problems.append(f"row {i} ({label}): no pasted value in {texts[col]!r}")
+        bad = [p for p in pasted if not NUMBER.fullmatch(p)]
+        if bad:
+            problems.append(f"row {i} ({label}): pasted values that are not numbers: {bad}")
+    return problems
+
+
+def page(rows: list[list[str]], header=("Threshold", "Theory or method", "Size", VALUE_HEADER)) -> str:
+    """A page with a results table as Sphinx writes it (cells given as HTML)."""
+    head = "".join(f"<th class='head'><p>{h}</p></th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td><p>{c}</p></td>" for c in row) + "</tr>" for row in rows)
+    return (f"<html><body><table class='table' id='{TABLE_ID}'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></body></html>")
+
+
+def glued(text: str) -> str:
+    return f'<span class="pasted-text">{text}</span>'
+
+
+GOOD = ["P_3", "mean field", "L = 32", glued("342")]
+
+
+def test_parser_accepts_pasted_numbers():
+    spinodals = ["spinodals", "MAP", "L = 32", f"{glued('297.4')} – {glued('372.1')}"]
+    bound = ["P_2 jump", "MAP", "V = 4", f"L ≥ {glued('89')}"]
+    error = ["P_3", "sampling", "L = 32", f"{glued('590')} ± {glued('-1.5e+01')}"]
+    assert table_problems(page([GOOD, spinodals, bound, error])) == []
+
+
+@pytest.mark.parametrize("value, why", [
+    ("", "empty or missing"),
+    ("342", "no pasted value"),  # typed in, not glued
+    ("L ≥ ", "no pasted value"),  # the glue reference was dropped by a failing build
+    (glued("np.float64(342.0)"), "not numbers"),
+    (glued("nan"), "placeholder"),
+    ("PLACEHOLDER: causal value", "placeholder"),
+    (glued("342") + " ??", "placeholder"),
+])
+def test_parser_flags_missing_or_placeholder_values(value, why):
+    problems = table_problems(page([GOOD, ["P_3", "causal mask", "L = 32", value]]))
+    assert len(problems) == 1 and why in problems[0], problems
+
+
+def test_parser_flags_a_placeholder_in_any_column():
+    problems = table_problems(page([["P_3", "causal mask (TODO)", "L = 32", glued("700")]]))
+    assert len(problems) == 1 and "placeholder" in problems[0]
+
+
+def test_parser_needs_the_table_and_its_value_column():
+    assert "no element" in table_problems("<html><body><table></table></body></html>")[0]
+    assert "no 'Value' column" in table_problems(page([GOOD[:3]], header=("Threshold", "Theory", "Size")))[0]
+
+
+def pasted_references() -> list[tuple[str, str]]:
+    """``(document, key)`` of every cross-page paste on the results page."""
+    return [(doc, key) for doc, key, _ in PASTE.findall(RESULTS.read_text(encoding="utf-8"))]
+
+
+def glued_keys(source: Path) -> list[re.Pattern]:
+    """The keys a chapter glues, as patterns (an f-string key matches any text in its braces).
+
+    An f-string key that starts with a brace (``f"{prefix}_{name}"``) would match
+    nearly any key, so it is left out: a key pasted from such a glue call is
+    reported missing, on the safe side.
+    """
+    keys = re.findall(r"""\bglue\(\s*(f?)(["'])(.+?)\2""", source.read_text(encoding="utf-8"))
+    return [re.compile(re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(k)) if f else re.escape(k))
+            for f, _, k in keys if not (f and k.startswith("{"))]
+
+
+def test_results_page_pastes_from_the_chapters():
+    refs = pasted_references()
+    assert len(refs) >= 20, refs
+    assert {doc for doc, _ in refs} >= {"linear_attention.md", "softmax_attention.md"}
+
+
+@pytest.mark.parametrize("doc, key", pasted_references(), ids=[f"{d}::{k}" for d, k in pasted_references()])
+def test_every_key_is_glued_by_its_chapter(doc, key):
+    source = BOOK / doc  # relative to the results page, which is in book/
+    assert source.is_file(), f"results.md pastes from {doc}, which is not a page of book/ (write the .md suffix)"
+    assert any(p.fullmatch(key) for p in glued_keys(source)), f"{doc} glues no key {key!r}"
+
+
+def test_glued_keys_reads_plain_and_f_string_keys(tmp_path):
+    src = tmp_path / "x.md"
+    src.write_text('glue("sm_P3", 1.0, display=False)\n    glue(f"la_K_{Ls}_{Vs}", K, display=False)\n')
+    patterns = glued_keys(src)
+    assert any(p.fullmatch("sm_P3") for p in patterns)
+    assert any(p.fullmatch("la_K_32_4") for p in patterns)
+    assert not any(p.fullmatch("sm_P3_fluct") for p in patterns)
+    src.write_text('glue(f"{prefix}_{name}", float(value), display=False)\n')
+    assert glued_keys(src) == []
+
+
+def test_built_table_holds_numbers(built_site):
+    html = (built_site / "book" / "results.html").read_text(encoding="utf-8")
+    problems = table_problems(html)
+    assert not problems, "results table on the built site:\n" + "\n".join(problems)
