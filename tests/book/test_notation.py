@@ -124,7 +124,7 @@ SHIFT_AS_S_MATH = [
 SHIFT_AS_S_PROSE = re.compile(r"(shift|shift matrix|copy pattern|orthogonal to|and to|\$J\$ and)\s+\$S\$", re.I)
 
 U_MISUSE_MATH = [
-    re.compile(NOT_NAME + r"U\s*\(\s*(c|\\Delta|y)\b"),  # U(c), U(\Delta): the marginal potential is Phi
+    re.compile(NOT_NAME + r"U\s*\(\s*(c|\\Delta|y)\b"),  # U(c), U(\Delta): the marginal potential is Omega
     re.compile(NOT_NAME + r"U\s*="),  # U = (S - J/L)/..., U = \Phi: U is not a generic matrix
     re.compile(NOT_NAME + r"U\s*\^\s*\{?\s*\\top|UU"),  # Woodbury's U
 ]
@@ -165,7 +165,7 @@ LEGIT_MATH = [
     r"\partial S/\partial\alpha_1", r"e^{-S}", r"S", r"T_{l,l-1} = 1", r"T_{1,L} = 1",
     r"A = m\,\frac JL + q\Big(T - \frac JL\Big) + A_\perp", r"\langle A, T - J/L\rangle",
     r"\Delta(T - J/L)", r"\operatorname{softmax}(\Delta T)", r"U(g, b, W) = \frac{1}{2\sigma^2}",
-    r"\Phi(c) = -\ln p(c)", r"G_0 = P(V-1)/(2\sigma_0^2 V)", r"\sigma_0^2", r"\ell = 0", r"l = 1, \dots, L",
+    r"\Omega(c) = -\ln p(c)", r"G_0 = P(V-1)/(2\sigma_0^2 V)", r"\sigma_0^2", r"\ell = 0", r"l = 1, \dots, L",
     r"x^\mu_{l-1}", r"\sum_l w_l = 0", r"p(Y|A_0)", r"s_p^2 = \sigma_b^2 + \sigma_G^2/L^2", r"\Delta_l", r"\Delta_{1/2} = \ln(L-1)",
 ]
 BAD_MATH = {
@@ -232,7 +232,7 @@ def test_shift_is_T_not_S(page):
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_U_is_the_parameter_potential_only(page):
     bad = offences(page, u_misuse, U_MISUSE_PROSE)
-    assert not bad, f"{page.name}: $U$ is only U(g, b, W); the copy weight's potential is Phi(c): {bad}"
+    assert not bad, f"{page.name}: $U$ is only U(g, b, W); the copy weight's potential is Omega(c): {bad}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
