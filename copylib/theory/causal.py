@@ -36,6 +36,8 @@ Functions:
 
 * :func:`copy_rows` -- the row description of a spec (cyclic or causal);
 * :func:`row_copy_weights`, :func:`copy_state_invariants` -- the copy state;
+* :func:`gain_criterion`, :func:`gain_criterion_is_monotone` -- the large-``P``
+  criterion for a single minimum of the uniform-gap family;
 * :func:`gap_action` -- ``F`` of the uniform-gap family and its first two derivatives;
 * :func:`row_gap_action` -- ``F`` of the per-row family and its gradient;
 * :func:`uniform_gap_minima`, :func:`uniform_gap_transition` -- minima,
@@ -66,6 +68,8 @@ __all__ = [
     "copy_rows",
     "row_copy_weights",
     "copy_state_invariants",
+    "gain_criterion",
+    "gain_criterion_is_monotone",
     "gap_action",
     "row_gap_action",
     "uniform_gap_minima",
@@ -182,6 +186,35 @@ def copy_state_invariants(Delta, spec: ModelSpec):
     gamma_1 = c.sum(-1)
     ones = np.ones_like(alpha_1)
     return alpha_1, rows.L * ones, gamma_1, rows.n_targets * ones
+
+
+def gain_criterion(Delta, spec: ModelSpec) -> np.ndarray:
+    """Left side of the large-``P`` stationarity condition of the uniform-gap family,
+    ``Delta^{-1} d(gamma_1^2/alpha_1)/dDelta``, on a grid of gaps.
+
+    At large ``P`` the data term is the gain ``-G_0 gamma_1^2/alpha_1`` and the
+    prior ``k Delta^2/2``, so a stationary point has this expression equal to
+    ``k/G_0``, which falls from ``inf`` to 0 as ``P`` grows: if it decreases
+    monotonically in ``Delta``, every ``P`` has one stationary point (no jump).
+    Delta : ``(n,)``, ``n >= 3``, finite, ``> 0`` and strictly increasing; the
+    derivative is ``numpy.gradient`` on that grid (second order inside, first
+    order at the ends). Returns ``(n,)``.
+    """
+    Delta = as_real_array("Delta", Delta)
+    if Delta.ndim != 1 or Delta.size < 3:
+        raise ValueError(f"Delta must be 1-d with at least 3 points, got shape {Delta.shape}")
+    _check_finite("Delta", Delta)
+    if not (Delta > 0).all() or not (np.diff(Delta) > 0).all():
+        raise ValueError("Delta must be > 0 and strictly increasing")
+    # a column: a grid as long as the number of rows must not be read as one gap per row
+    a1, _, g1, _ = copy_state_invariants(Delta[:, None], spec)
+    return np.gradient((g1**2 / a1).ravel(), Delta) / Delta
+
+
+def gain_criterion_is_monotone(Delta, spec: ModelSpec) -> bool:
+    """True when :func:`gain_criterion` decreases strictly at every step of the grid ``Delta``
+    (a single minimum of the uniform-gap family at every large ``P``)."""
+    return bool((np.diff(gain_criterion(Delta, spec)) < 0).all())
 
 
 def _data_coefficients(P, spec, version):

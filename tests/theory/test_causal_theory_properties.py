@@ -248,3 +248,24 @@ def test_causal_flag_invalid(value):
 def test_causal_attention_rejects_non_arrays(x):
     with raises_naming("G"):
         cl.attention(x, "softmax", causal=True)
+
+
+@covers(ct.gain_criterion, ct.gain_criterion_is_monotone)
+@budget(20)
+@given(spec=copy_specs(), n=st.integers(3, 40), hi=st.floats(0.5, 12.0))
+def test_gain_criterion_valid(spec, n, hi):
+    D = np.linspace(hi / n, hi, n)
+    crit = ct.gain_criterion(D, spec)
+    assert crit.shape == (n,)
+    assert_finite(crit)
+    assert isinstance(ct.gain_criterion_is_monotone(D, spec), bool)
+
+
+@covers(ct.gain_criterion, ct.gain_criterion_is_monotone)
+@budget(20)
+@given(bad=st.sampled_from([[0.0, 1.0, 2.0], [1.0, 1.0, 2.0], [1.0, 2.0], [1.0, math.nan, 2.0], [[1.0, 2.0, 3.0]]]),
+       monotone=st.booleans())
+def test_gain_criterion_invalid(bad, monotone):
+    spec = cl.ModelSpec(6, 3, kind="softmax")
+    with raises_naming("Delta"):
+        (ct.gain_criterion_is_monotone if monotone else ct.gain_criterion)(bad, spec)
