@@ -6,8 +6,13 @@
   forms.
 * :func:`fit_power_law`: least squares of ``ln y`` on a constant and the logs
   of given regressors, with standard errors.
-* :func:`posterior_crossover`: ``P2`` of the plug-in posterior itself (no
-  saddle point): where the copy share of the posterior means reaches 1/2.
+* :func:`separated_L_exponent`: the effective ``L``-exponent of one threshold at
+  one ``V``, on the sizes where it is well separated from ``P1``.
+* :func:`plugin_copy_share`, :func:`posterior_crossover`: the copy share of the
+  plug-in posterior means at ``P``, and ``P2`` of that posterior itself (no
+  saddle point): where the share reaches 1/2.
+* :func:`fluct_and_posterior_crossovers`: the ``fluct`` saddle point's ``P2`` and the
+  posterior's, the latter searched in a bracket around the former.
 
 All numbers are float64; sample sizes are in sequences.
 """
@@ -21,7 +26,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import t as student_t
 
-from ..arguments import as_real_array, check_finite, check_positive
+from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..model.network import ModelSpec
 from ..theory import linear as lt
 from ..theory import softmax as st
@@ -29,7 +34,7 @@ from ..theory.linear import copy_share
 from ..theory.linear_marginal import plugin_posterior_moments
 
 __all__ = ["THRESHOLDS", "ThresholdTable", "critical_sample_sizes", "PowerLawFit", "fit_power_law",
-           "posterior_crossover"]
+           "separated_L_exponent", "plugin_copy_share", "posterior_crossover", "fluct_and_posterior_crossovers"]
 
 #: names of the thresholds :func:`critical_sample_sizes` computes, with their definition
 THRESHOLDS = {
@@ -231,6 +236,40 @@ def fit_power_law(y, **regressors) -> PowerLawFit:
                        residual_rms=float(np.sqrt(np.mean(resid**2))), n=n, dof=n - k)
 
 
+def separated_L_exponent(table: ThresholdTable, name: str, V: int, *, min_ratio: float = 10.0,
+                         min_points: int = 3) -> PowerLawFit | None:
+    """Fit ``ln y = c + b ln L`` to the threshold ``name`` of ``table`` at vocabulary ``V``,
+    on the sizes where it exceeds ``min_ratio`` times ``P1_mean_field``.
+
+    The cut keeps the sizes where the threshold is well separated from the onset
+    of pooling (the asymptotic argument for ``P2`` assumes pooling is
+    established), so the exponent is the *effective* one at those sizes. Returns
+    ``None`` when fewer than ``min_points`` sizes (at least 3) pass the cut.
+    ``table`` must hold ``name`` and ``"P1_mean_field"``.
+    """
+    for needed in (name, "P1_mean_field"):
+        if needed not in table.values:
+            raise ValueError(f"name: table has no threshold {needed!r}; it holds {sorted(table.values)}")
+    min_ratio = check_positive("min_ratio", min_ratio)
+    min_points = check_int("min_points", min_points, 3)
+    y = table.values[name]
+    with np.errstate(invalid="ignore"):  # NaN thresholds (no transition) never pass the cut
+        sel = (table.V == V) & (y > min_ratio * table.values["P1_mean_field"])
+    if sel.sum() < min_points:
+        return None
+    return fit_power_law(y[sel], L=table.L[sel])
+
+
+def plugin_copy_share(P: float, spec: ModelSpec, **moment_kwargs) -> float:
+    """Copy share ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])`` of the plug-in posterior means at ``P``.
+
+    The moments are those of :func:`copylib.theory.linear_marginal.plugin_posterior_moments`
+    (keyword arguments, e.g. its quadrature grid, are passed on).
+    """
+    mom = plugin_posterior_moments(P, spec, **moment_kwargs)
+    return float(copy_share(mom.abs_m, mom.q, spec.L))
+
+
 def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0, 1e6), rtol: float = 1e-3,
                         **moment_kwargs) -> float:
     """``P`` at which the copy share of the plug-in posterior means reaches ``share``.
@@ -253,11 +292,9 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     lo, hi = (check_positive("P_bracket", p) for p in P_bracket)
     if not lo < hi:
         raise ValueError(f"P_bracket must be increasing, got {P_bracket!r}")
-    L = spec.L
 
     def f(P):
-        mom = plugin_posterior_moments(P, spec, **moment_kwargs)
-        return float(copy_share(mom.abs_m, mom.q, L)) - share
+        return plugin_copy_share(P, spec, **moment_kwargs) - share
 
     # Brent's method in ln P (the share is smooth and monotone near the crossover): about half the
     # evaluations of a bisection, each of which is a 4-d quadrature
@@ -266,3 +303,21 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     except ValueError as err:  # brentq: f(a) and f(b) have the same sign
         raise ArithmeticError(f"the posterior copy share does not cross {share} inside P_bracket = {P_bracket}") from err
     return math.exp(x)
+
+
+def fluct_and_posterior_crossovers(spec: ModelSpec, *, bracket=(0.7, 1.4), rtol: float = 2e-3,
+                                   saddle_rtol: float = 1e-4, **moment_kwargs) -> tuple[float, float]:
+    """``(P2 of the fluct saddle point, P2 of the plug-in posterior)`` of a linear spec.
+
+    The posterior crossover (:func:`posterior_crossover`, to relative precision
+    ``rtol``) is searched in ``bracket`` times the ``fluct`` one
+    (:func:`copylib.theory.linear.p2_numerical`, to ``saddle_rtol``): in the linear
+    chapter the two lie within 15 %, and the default bracket ``(0.7, 1.4)`` leaves room
+    on both sides. Raises ``ArithmeticError`` if the share does not cross inside it.
+    """
+    lo, hi = (check_positive("bracket", b) for b in bracket)
+    if not lo < hi:
+        raise ValueError(f"bracket must be increasing, got {bracket!r}")
+    fl = lt.p2_numerical(spec, "fluct", rtol=saddle_rtol)
+    post = posterior_crossover(spec, P_bracket=(lo * fl, hi * fl), rtol=rtol, **moment_kwargs)
+    return fl, post

@@ -1,26 +1,27 @@
 """Mean-field theory of the softmax copy transition under a causal mask.
 
 With the causal mask (``ModelSpec(kind="softmax", causal=True, cyclic=False)``)
-row ``l`` (0-based) of the attention sees the ``l + 1`` positions ``j <= l``.
-Row 0 sees only itself (``A[0] = e_0``) and has no copy target; row ``l >= 1``
-has ``n_l = l`` competitors next to its copy position ``l - 1``. The copy
-family puts a logit gap ``Delta_l`` on the previous position of row ``l``::
+row ``l`` of the attention (``l = 1, ..., L``, as in the book; array index ``l - 1``)
+sees the ``l`` positions ``j <= l``. Row 1 sees only itself (``A_1 = e_1``) and has
+no copy target; row ``l >= 2`` has ``n_l = l - 1`` competitors next to its copy
+position ``l - 1``. The copy family puts a logit gap ``Delta_l`` on the previous
+position of row ``l``::
 
-    c_l = A[l, l-1] = 1 / (1 + l e^{-Delta_l}),     |A_l|^2 = c_l^2 + (1 - c_l)^2 / l.
+    c_l = A_{l,l-1} = 1 / (1 + (l-1) e^{-Delta_l}),     |A_l|^2 = c_l^2 + (1 - c_l)^2 / (l - 1).
 
 Vocabulary permutation symmetry is untouched by the mask, so the plug-in data
 action :func:`copylib.posterior.order_parameters.plugin_action` still applies, with the
 invariants (:func:`copylib.posterior.order_parameters.invariants`, non-cyclic target)::
 
-    alpha_1 = 1 + sum_{l>=1} |A_l|^2,   alpha_2 = L,   gamma_1 = sum_{l>=1} c_l,   gamma_2 = L - 1
+    alpha_1 = 1 + sum_{l>=2} |A_l|^2,   alpha_2 = L,   gamma_1 = sum_{l>=2} c_l,   gamma_2 = L - 1
 
-(the ``1`` is row 0; ``alpha_2 = L`` since every row sums to 1; ``gamma_2`` is the
-grand sum of ``A^T T``, ``T 1 = 1 - e_0``). The cheapest logits of a row with gap
-``Delta_l`` are ``Delta_l (e_{l-1} - 1/(l+1))`` on its visible entries (the visible
-row mean drops out of the softmax), of squared norm ``Delta_l^2 (1 - 1/(l+1))``,
+(the ``1`` is row 1; ``alpha_2 = L`` since every row sums to 1; ``gamma_2`` is the
+grand sum of ``A^T T``, ``T 1 = 1 - e_1``). The cheapest logits of a row with gap
+``Delta_l`` are ``Delta_l (e_{l-1} - 1/l)`` on its visible entries (the visible
+row mean drops out of the softmax), of squared norm ``Delta_l^2 (1 - 1/l)``,
 so the logit prior costs::
 
-    sum_{l>=1} (1 - 1/(l+1)) Delta_l^2 / (2 sigma_G^2)  =  (L - H_L) Delta^2 / (2 sigma_G^2)
+    sum_{l>=2} (1 - 1/l) Delta_l^2 / (2 sigma_G^2)  =  (L - H_L) Delta^2 / (2 sigma_G^2)
 
 for a uniform gap (``H_L`` the harmonic number), against ``(L - 1) Delta^2 /
 (2 sigma_G^2)`` in the cyclic case. The module treats both geometries with one
@@ -36,6 +37,8 @@ Functions:
 
 * :func:`copy_rows` -- the row description of a spec (cyclic or causal);
 * :func:`row_copy_weights`, :func:`copy_state_invariants` -- the copy state;
+* :func:`gain_criterion`, :func:`gain_criterion_is_monotone` -- the large-``P``
+  criterion for a single minimum of the uniform-gap family;
 * :func:`gap_action` -- ``F`` of the uniform-gap family and its first two derivatives;
 * :func:`row_gap_action` -- ``F`` of the per-row family and its gradient;
 * :func:`uniform_gap_minima`, :func:`uniform_gap_transition` -- minima,
@@ -66,6 +69,8 @@ __all__ = [
     "copy_rows",
     "row_copy_weights",
     "copy_state_invariants",
+    "gain_criterion",
+    "gain_criterion_is_monotone",
     "gap_action",
     "row_gap_action",
     "uniform_gap_minima",
@@ -89,9 +94,9 @@ class CopyRows:
     ----------
     competitors : int array ``(n_rows,)``
         For every row with a copy target, the number of visible positions other
-        than the copy position (``L - 1`` in every cyclic row; ``l`` in causal row ``l``).
+        than the copy position (``L - 1`` in every cyclic row; ``l - 1`` in causal row ``l = 2, ..., L``).
     fixed_alpha : float
-        Contribution to ``alpha_1`` of the rows without a target (causal row 0: ``1``).
+        Contribution to ``alpha_1`` of the rows without a target (causal row 1: ``1``).
     n_targets : int
         ``tr T^T T`` (``L`` cyclic, ``L - 1`` otherwise) = ``gamma_2``.
     L : int
@@ -113,7 +118,7 @@ def _check_spec(spec) -> ModelSpec:
     check_spec(spec, kind="softmax", theory="the copy-state theory")
     if not spec.cyclic and not spec.causal:
         raise ValueError("spec must be cyclic or causal: the non-cyclic task without a mask has no "
-                         "position-independent copy family (row 0 attends to all of a target-less row)")
+                         "position-independent copy family (row 1 attends to all of a target-less row)")
     return spec
 
 
@@ -182,6 +187,35 @@ def copy_state_invariants(Delta, spec: ModelSpec):
     gamma_1 = c.sum(-1)
     ones = np.ones_like(alpha_1)
     return alpha_1, rows.L * ones, gamma_1, rows.n_targets * ones
+
+
+def gain_criterion(Delta, spec: ModelSpec) -> np.ndarray:
+    """Left side of the large-``P`` stationarity condition of the uniform-gap family,
+    ``Delta^{-1} d(gamma_1^2/alpha_1)/dDelta``, on a grid of gaps.
+
+    At large ``P`` the data term is the gain ``-G_0 gamma_1^2/alpha_1`` and the
+    prior ``k Delta^2/2``, so a stationary point has this expression equal to
+    ``k/G_0``, which falls from ``inf`` to 0 as ``P`` grows: if it decreases
+    monotonically in ``Delta``, every ``P`` has one stationary point (no jump).
+    Delta : ``(n,)``, ``n >= 3``, finite, ``> 0`` and strictly increasing; the
+    derivative is ``numpy.gradient`` on that grid (second order inside, first
+    order at the ends). Returns ``(n,)``.
+    """
+    Delta = as_real_array("Delta", Delta)
+    if Delta.ndim != 1 or Delta.size < 3:
+        raise ValueError(f"Delta must be 1-d with at least 3 points, got shape {Delta.shape}")
+    _check_finite("Delta", Delta)
+    if not (Delta > 0).all() or not (np.diff(Delta) > 0).all():
+        raise ValueError("Delta must be > 0 and strictly increasing")
+    # a column: a grid as long as the number of rows must not be read as one gap per row
+    a1, _, g1, _ = copy_state_invariants(Delta[:, None], spec)
+    return np.gradient((g1**2 / a1).ravel(), Delta) / Delta
+
+
+def gain_criterion_is_monotone(Delta, spec: ModelSpec) -> bool:
+    """True when :func:`gain_criterion` decreases strictly at every step of the grid ``Delta``
+    (a single minimum of the uniform-gap family at every large ``P``)."""
+    return bool((np.diff(gain_criterion(Delta, spec)) < 0).all())
 
 
 def _data_coefficients(P, spec, version):

@@ -9,7 +9,8 @@ from copylib import ModelSpec
 from copylib.theory import linear as lt
 from copylib.theory import softmax as st
 from copylib.theory.linear_marginal import plugin_posterior_moments
-from copylib.analysis.scaling import THRESHOLDS, critical_sample_sizes, fit_power_law, posterior_crossover
+from copylib.analysis.scaling import (THRESHOLDS, critical_sample_sizes, fit_power_law, fluct_and_posterior_crossovers,
+                                     plugin_copy_share, posterior_crossover, separated_L_exponent)
 
 
 def test_fit_power_law_recovers_exact_exponents():
@@ -142,3 +143,19 @@ def test_critical_sample_sizes_marks_a_missing_crossover():
     t = critical_sample_sizes([16], [12], names=["P2_mean_field", "P1_mean_field"])
     assert not t.exists["P2_mean_field"][0] and np.isnan(t.values["P2_mean_field"][0])
     assert t.exists["P1_mean_field"][0]
+
+
+def test_separated_L_exponent_uses_only_sizes_far_above_P1():
+    table = critical_sample_sizes([16, 32, 64, 128], [4], ["P1_mean_field", "P2_analytic_mean_field"])
+    fit = separated_L_exponent(table, "P2_analytic_mean_field", 4, min_ratio=1.0)
+    assert fit.n == 4 and fit.exponent("L")[0] == pytest.approx(1.5, abs=1e-9)  # the closed form is exactly L^{3/2}
+    assert separated_L_exponent(table, "P2_analytic_mean_field", 4, min_ratio=1e9) is None
+
+
+def test_plugin_copy_share_is_one_half_at_the_posterior_crossover():
+    spec = ModelSpec(L=8, V=2, kind="linear")
+    grid = dict(n_m=41, n_q=17, n_row=10, n_rest=8)
+    fl, post = fluct_and_posterior_crossovers(spec, bracket=(0.3, 3.0), rtol=1e-4, **grid)
+    assert fl == pytest.approx(lt.p2_numerical(spec, "fluct", rtol=1e-4), rel=1e-12)
+    # the root is located to 1e-4 in P; the share's slope in ln P is O(1), so 1e-3 covers it
+    assert plugin_copy_share(post, spec, **grid) == pytest.approx(0.5, abs=1e-3)

@@ -103,3 +103,43 @@ def test_posterior_crossover_invalid(which, data):
         args[which] = data.draw(bad_positive())
     with raises_naming(which):
         sc.posterior_crossover(spec, **args)
+
+
+@covers(sc.separated_L_exponent)
+@budget(10)
+@given(V=st.integers(2, 4), min_ratio=st.floats(0.5, 50.0))
+def test_separated_L_exponent_valid(V, min_ratio):
+    table = sc.critical_sample_sizes([8, 12, 16, 24], [2, 3, 4], ["P1_mean_field", "P2_analytic_fluct"])
+    fit = sc.separated_L_exponent(table, "P2_analytic_fluct", V, min_ratio=min_ratio)
+    assert fit is None or (fit.n >= 3 and math.isfinite(fit.exponent("L")[0]))
+
+
+@covers(sc.separated_L_exponent)
+@budget(10)
+@given(which=st.sampled_from(["name", "min_ratio", "min_points"]), data=st.data())
+def test_separated_L_exponent_invalid(which, data):
+    table = sc.critical_sample_sizes([8, 12, 16], [2], ["P1_mean_field", "P2_analytic_fluct"])
+    args = dict(name="P2_analytic_fluct", min_ratio=10.0, min_points=3)
+    args[which] = {"name": "P9", "min_ratio": data.draw(bad_positive()), "min_points": 2}[which]
+    with raises_naming(which):
+        sc.separated_L_exponent(table, V=2, **args)
+
+
+@covers(sc.plugin_copy_share, sc.fluct_and_posterior_crossovers)
+@budget(5)
+@given(L=st.integers(6, 10), P=st.floats(50.0, 5000.0))
+def test_plugin_copy_share_and_crossovers_valid(L, P):
+    spec = cl.ModelSpec(L=L, V=2, kind="linear")
+    grid = dict(n_m=31, n_q=15, n_row=8, n_rest=6)
+    s = sc.plugin_copy_share(P, spec, **grid)
+    assert 0 <= s <= 1
+    fl, post = sc.fluct_and_posterior_crossovers(spec, bracket=(0.3, 3.0), rtol=1e-2, **grid)
+    assert 0.3 * fl <= post <= 3.0 * fl
+
+
+@covers(sc.fluct_and_posterior_crossovers)
+@budget(10)
+@given(bad=st.sampled_from([(1.4, 0.7), (0.0, 1.0), (math.nan, 1.0), (0.7, math.inf)]))
+def test_fluct_and_posterior_crossovers_invalid(bad):
+    with raises_naming("bracket"):
+        sc.fluct_and_posterior_crossovers(cl.ModelSpec(L=8, V=2, kind="linear"), bracket=bad)

@@ -192,3 +192,27 @@ def test_row_noise_shifts():
     with pytest.raises(ValueError, match="rows"):
         ct.row_gap_action(np.zeros(31), 10.0, cl.ModelSpec(32, 2, kind="softmax", cyclic=False, causal=True),
                           noise=noise)
+
+
+def test_gain_criterion_decides_the_one_gap_jump():
+    # cyclic: gamma_1^2/alpha_1 = L/(1 + (L-1) e^{-2 Delta}), one step at Delta = ln(L-1)/2; the criterion
+    # rises again there for L = 32. Causal at L = 32: a sum of sigmoids spread over [0, ln L], monotone.
+    D = np.linspace(1e-3, 6, 6001)
+    L = 32
+    cyc = cl.ModelSpec(L, 4, kind="softmax")
+    crit = ct.gain_criterion(D, cyc)
+    exact = 2 * L * (L - 1) * np.exp(-2 * D) / (1 + (L - 1) * np.exp(-2 * D)) ** 2 / D
+    # second-order differences on a step of 1e-3 against a function of unit scale: error ~ 1e-6 relative
+    np.testing.assert_allclose(crit[1:-1], exact[1:-1], rtol=1e-5)
+    assert not ct.gain_criterion_is_monotone(D, cyc)
+    assert ct.gain_criterion_is_monotone(D, _causal(L, 4))
+
+
+def test_gain_criterion_rejects_bad_grids():
+    spec = _causal(8, 3)
+    with pytest.raises(ValueError, match="Delta"):
+        ct.gain_criterion([0.0, 1.0, 2.0], spec)
+    with pytest.raises(ValueError, match="Delta"):
+        ct.gain_criterion([1.0, 3.0, 2.0], spec)
+    with pytest.raises(ValueError, match="Delta"):
+        ct.gain_criterion([1.0, 2.0], spec)

@@ -1,5 +1,5 @@
-"""Property tests: copylib.theory.causal, and the causal options of copylib.model.network and
-copylib.analysis.softmax.
+"""Property tests: copylib.theory.causal, copylib.analysis.causal, and the causal options of
+copylib.model.network and copylib.analysis.softmax.
 
 Valid random arguments give finite output of the documented shape; invalid ones
 raise ValueError/TypeError naming the parameter.
@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.theory import causal as ct
+from copylib.analysis import causal as ca
 from copylib.analysis import softmax as sx
-from props_helpers import assert_finite, bad_spec, budget, covers, log_uniform, not_array, not_bool, raises_naming
+from props_helpers import (assert_finite, bad_spec, budget, covers, log_uniform, nonfinite, not_array, not_bool,
+                          raises_naming)
 
 seeds = st.integers(0, 2**32 - 1)
 
@@ -248,3 +250,68 @@ def test_causal_flag_invalid(value):
 def test_causal_attention_rejects_non_arrays(x):
     with raises_naming("G"):
         cl.attention(x, "softmax", causal=True)
+
+
+@covers(ct.gain_criterion, ct.gain_criterion_is_monotone)
+@budget(20)
+@given(spec=copy_specs(), n=st.integers(3, 40), hi=st.floats(0.5, 12.0))
+def test_gain_criterion_valid(spec, n, hi):
+    D = np.linspace(hi / n, hi, n)
+    crit = ct.gain_criterion(D, spec)
+    assert crit.shape == (n,)
+    assert_finite(crit)
+    assert isinstance(ct.gain_criterion_is_monotone(D, spec), bool)
+
+
+@covers(ct.gain_criterion, ct.gain_criterion_is_monotone)
+@budget(20)
+@given(bad=st.sampled_from([[0.0, 1.0, 2.0], [1.0, 1.0, 2.0], [1.0, 2.0], [1.0, math.nan, 2.0], [[1.0, 2.0, 3.0]]]),
+       monotone=st.booleans())
+def test_gain_criterion_invalid(bad, monotone):
+    spec = cl.ModelSpec(6, 3, kind="softmax")
+    with raises_naming("Delta"):
+        (ct.gain_criterion_is_monotone if monotone else ct.gain_criterion)(bad, spec)
+
+
+@covers(ca.half_way_points)
+@budget(30)
+@given(n=st.integers(2, 12), k=st.integers(1, 5), seed=seeds)
+def test_half_way_points_valid(n, k, seed):
+    rng = np.random.default_rng(seed)
+    P = np.cumsum(rng.uniform(0.5, 50.0, size=n))
+    profile = np.cumsum(rng.uniform(0.01, 1.0, size=(n, k)), axis=0)  # increasing columns
+    h = ca.half_way_points(P, profile)
+    assert h.shape == (k,) and np.isfinite(h).all()
+    assert (h >= P[0] * (1 - 1e-12)).all() and (h <= P[-1] * (1 + 1e-12)).all()
+
+
+@covers(ca.half_way_points)
+@budget(20)
+@given(which=st.sampled_from(["P", "profile"]), bad=nonfinite())
+def test_half_way_points_invalid(which, bad):
+    args = dict(P=np.array([1.0, 2.0, 4.0]), profile=np.array([[0.0], [0.5], [1.0]]))
+    args[which] = args[which].copy()
+    args[which][1] = bad
+    with raises_naming(which):
+        ca.half_way_points(**args)
+
+
+@covers(ca.bimodality_coefficient)
+@budget(30)
+@given(shape=st.tuples(st.integers(1, 3), st.integers(4, 40)), seed=seeds)
+def test_bimodality_coefficient_valid(shape, seed):
+    x = np.random.default_rng(seed).normal(size=shape)
+    bc = ca.bimodality_coefficient(x)
+    assert bc.shape == (shape[0],)
+    # (g1^2 + 1)/(g2 + 3) = (g1^2 + 1)/kurtosis, and kurtosis >= g1^2 + 1 for every distribution
+    assert ((bc > 0) & (bc <= 1 + 1e-9)).all()
+
+
+@covers(ca.bimodality_coefficient)
+@budget(20)
+@given(bad=nonfinite())
+def test_bimodality_coefficient_invalid(bad):
+    x = np.arange(6.0)
+    x[2] = bad
+    with raises_naming("x"):
+        ca.bimodality_coefficient(x)
