@@ -9,6 +9,12 @@ The integrated theory (moments and marginals of the plug-in posterior) is in
 * :func:`onset_from_squares`: a threshold estimate from ``m^2`` just above it.
 * :func:`map_sweep_datasets`: MAP-filtered Adam over ``P`` for several data sets, batched.
 * :func:`map_sweep_quenched`: Adam as :func:`map_sweep_datasets` plus the exact (L-BFGS) minimiser on the same data.
+* :func:`by_data_set`, :func:`by_chain`: regroup a batched sampling run's ``(chain, draw)`` arrays.
+* :func:`diagnostics_per_group`, :func:`diagnostics_table`, :func:`diagnostics_arrays`: the
+  per-``P`` MCMC diagnostics of ``m^2``, ``q sign m`` and the energy, as a table and as arrays.
+* :func:`z_scores`: sampled summaries against a theory's moments, in standard errors.
+* :func:`map_predictions`: ``m``, ``q`` and the test loss of the MAP action's minimum over ``P``.
+* :func:`posterior_copy_share`: the copy share of posterior means.
 
 The MCMC diagnostics the chapter reports (R-hat, ESS, half-chain drift) are in
 :mod:`copylib.inference.diagnostics`.
@@ -23,14 +29,16 @@ import torch
 from scipy.optimize import minimize
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
-from ..inference.diagnostics import mcse_mean
+from ..inference.diagnostics import DatasetDiagnostics, dataset_chain_diagnostics, mcse_mean
 from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
 from ..model.network import ModelSpec
 from ..posterior.order_parameters import order_parameters
 from ..posterior.targets import JointPosterior
+from ..theory.linear import action_minimum
 
 __all__ = ["GroupSummary", "chain_group_summary", "onset_from_squares", "MapSweepSets", "map_sweep_datasets",
-           "QuenchedMap", "map_sweep_quenched"]
+           "QuenchedMap", "map_sweep_quenched", "by_data_set", "by_chain", "diagnostics_per_group", "diagnostics_table",
+           "diagnostics_arrays", "z_scores", "map_predictions", "posterior_copy_share"]
 
 
 @dataclass(frozen=True)
@@ -248,3 +256,104 @@ def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1
                        m_exact=(m_ex * s_ex).reshape(shape), q_exact=(q_ex * s_ex).reshape(shape),
                        objective_exact=np.array([best[i][1] for i in range(n_groups)]).reshape(shape),
                        grad_exact=np.array([best[i][2] for i in range(n_groups)]).reshape(shape))
+
+
+def _regroup(x, shape: tuple, name: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim != 2 or x.shape[0] != int(np.prod(shape)):
+        raise ValueError(f"{name} must have shape (chain, draw) with {int(np.prod(shape))} chains "
+                         f"(= {' x '.join(map(str, shape))}), got {x.shape}")
+    return x
+
+
+def by_data_set(x, n_groups: int, n_sets: int) -> np.ndarray:
+    """``(group, data set, draws)`` from ``(chain, draw)``: the draws of a data set's chains pooled.
+
+    The chains must be ordered group by group, and within a group data set by data set
+    (``np.repeat`` of the data sets, as the chapter batches them).
+    """
+    check_int("n_groups", n_groups, 1)
+    check_int("n_sets", n_sets, 1)
+    x = np.asarray(x)
+    if x.ndim != 2 or x.shape[0] % (n_groups * n_sets):
+        raise ValueError(f"x must have shape (chain, draw) with a multiple of n_groups * n_sets = "
+                         f"{n_groups * n_sets} chains, got {x.shape}")
+    return x.reshape(n_groups, n_sets, -1)
+
+
+def by_chain(x, n_groups: int, n_sets: int, n_chains: int) -> np.ndarray:
+    """``(group, data set, chain, draw)`` from ``(chain, draw)`` (chains ordered as in :func:`by_data_set`)."""
+    for name, v in (("n_groups", n_groups), ("n_sets", n_sets), ("n_chains", n_chains)):
+        check_int(name, v, 1)
+    x = _regroup(x, (n_groups, n_sets, n_chains), "x")
+    return x.reshape(n_groups, n_sets, n_chains, -1)
+
+
+def diagnostics_per_group(m, q, energy) -> list:
+    """:func:`~copylib.inference.diagnostics.dataset_chain_diagnostics` of the sign-invariant
+    observables ``(m^2, q sign m, energy)``, one entry per group.
+
+    m, q, energy : arrays ``(group, data set, chain, draw)`` (see :func:`by_chain`).
+    """
+    m, q, energy = (np.asarray(a, dtype=float) for a in (m, q, energy))
+    if m.ndim != 4 or q.shape != m.shape or energy.shape != m.shape:
+        raise ValueError(f"m, q and energy must share one shape (group, data set, chain, draw), got "
+                         f"{m.shape}, {q.shape}, {energy.shape}")
+    return [dataset_chain_diagnostics(np.stack([m[i] ** 2, q[i] * np.sign(m[i]), energy[i]], -1))
+            for i in range(m.shape[0])]
+
+
+def diagnostics_table(rows, P_values, label: str) -> str:
+    """The text table of :func:`diagnostics_per_group` rows: worst R-hat, summed bulk and tail ESS
+    and drift z of ``(m^2, q sign m, energy)``, one line per ``P``."""
+    if len(rows) != len(P_values):
+        raise ValueError(f"rows and P_values must have the same length, got {len(rows)} and {len(P_values)}")
+    lines = [f"{label}: R-hat (worst over data sets) | bulk ESS | tail ESS | drift z   for  m^2, q sgn m, energy"]
+    for d, P in zip(rows, P_values):
+        lines.append(f"  P = {int(P):5d} | {' '.join(f'{x:.3f}' for x in d.rhat)} |"
+                     f" {' '.join(f'{x:5.0f}' for x in d.ess_bulk)} | {' '.join(f'{x:5.0f}' for x in d.ess_tail)} |"
+                     f" {' '.join(f'{x:4.1f}' for x in d.drift_z)}")
+    return "\n".join(lines)
+
+
+def diagnostics_arrays(rows) -> dict:
+    """The diagnostics of :func:`diagnostics_per_group` rows as arrays ``(n_P, 3)``.
+
+    Keys: ``rhat``, ``ess_bulk``, ``ess_tail``, ``drift_z`` (as in
+    :class:`~copylib.inference.diagnostics.DatasetDiagnostics`), ``ess_per_chain`` (the
+    summed bulk ESS divided by the number of chains, the effective draws of one chain)
+    and ``median_rhat`` (the median R-hat over the data sets).
+    """
+    if not rows or not all(isinstance(d, DatasetDiagnostics) for d in rows):
+        raise ValueError("rows must be a non-empty list of DatasetDiagnostics")
+    out = {k: np.array([getattr(d, k) for d in rows]) for k in ("rhat", "ess_bulk", "ess_tail", "drift_z")}
+    out["ess_per_chain"] = out["ess_bulk"] / (rows[0].n_sets * rows[0].n_chains)
+    out["median_rhat"] = np.array([np.median(d.rhat_sets, axis=0) for d in rows])
+    return out
+
+
+def z_scores(summary: GroupSummary, moments) -> tuple:
+    """``(z_m, z_q)``: the sampled ``sqrt(E m^2)`` and ``E[q sign m]`` of ``summary`` minus a
+    theory's (a sequence of objects with ``rms_m`` and ``q``, one per group), in standard errors."""
+    if len(moments) != len(summary.rms_m):
+        raise ValueError(f"moments must have one entry per group ({len(summary.rms_m)}), got {len(moments)}")
+    t_m = np.array([t.rms_m for t in moments])
+    t_q = np.array([t.q for t in moments])
+    return (summary.rms_m - t_m) / summary.rms_m_se, (summary.q - t_q) / summary.q_se
+
+
+def map_predictions(P_values, spec: ModelSpec) -> np.ndarray:
+    """``(3, n_P)``: ``m``, ``q`` and the test loss of the global minimum of the MAP action at each ``P``."""
+    P_values = as_real_array("P_values", P_values)
+    if P_values.size == 0 or not np.all(np.isfinite(P_values) & (P_values > 0)):
+        raise ValueError(f"P_values must be a non-empty array of finite numbers > 0, got {P_values}")
+    rows = [action_minimum(float(P), spec, "map") for P in P_values.ravel()]
+    return np.array([[r.m, r.q, r.test_loss] for r in rows]).T
+
+
+def posterior_copy_share(moments, L: int) -> np.ndarray:
+    """``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])`` for each entry of ``moments``
+    (objects with ``q`` and ``abs_m``, e.g. :class:`~copylib.theory.linear_marginal.PluginMoments`)."""
+    check_int("L", L, 2)
+    Q = (L - 1) * np.array([a.q for a in moments], dtype=float)
+    return Q / (np.array([a.abs_m for a in moments], dtype=float) + Q)

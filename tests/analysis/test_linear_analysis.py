@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from copylib import ModelSpec
-from copylib.analysis.linear import chain_group_summary, onset_from_squares
+from types import SimpleNamespace
+
+from copylib.analysis.linear import (by_chain, by_data_set, chain_group_summary, diagnostics_arrays,
+                                     diagnostics_per_group, diagnostics_table, map_predictions, onset_from_squares,
+                                     posterior_copy_share, z_scores)
+from copylib.theory import linear as lt
 
 SPEC = ModelSpec(L=32, V=4, kind="linear")
 
@@ -60,3 +65,63 @@ def test_map_sweep_quenched_adam_part_equals_map_sweep_datasets_and_polish_lower
     # a converged minimiser is a fixed point: polishing it again changes nothing
     r2 = map_sweep_quenched([40], spec, (3,), init_scales=(1.0,), n_steps=3000, lr=0.05, lr_final=1e-4)
     assert abs(r2.m[0, 0] - r2.m_exact[0, 0]) < 1e-3 * max(r2.m_exact[0, 0], 1e-3)
+
+
+def test_by_data_set_and_by_chain_follow_the_batch_order():
+    # chain index = ((group * n_sets) + set) * n_chains + chain, as np.repeat of the data sets lays them out
+    n_groups, n_sets, n_chains, n_draws = 3, 4, 2, 5
+    chain_id = np.arange(n_groups * n_sets * n_chains)
+    x = np.repeat(chain_id[:, None], n_draws, axis=1) + 0.01 * np.arange(n_draws)
+    per_chain = by_chain(x, n_groups, n_sets, n_chains)
+    assert per_chain.shape == (n_groups, n_sets, n_chains, n_draws)
+    assert per_chain[2, 1, 1, 3] == pytest.approx((2 * n_sets + 1) * n_chains + 1 + 0.03)
+    per_set = by_data_set(x, n_groups, n_sets)
+    assert per_set.shape == (n_groups, n_sets, n_chains * n_draws)
+    assert np.array_equal(per_set[1, 3], per_chain[1, 3].ravel())  # both chains of one data set, pooled
+    with pytest.raises(ValueError, match="n_groups \\* n_sets"):
+        by_data_set(x[:-1], n_groups, n_sets)
+    with pytest.raises(ValueError, match="24 chains"):
+        by_chain(x[:-2], n_groups, n_sets, n_chains)
+
+
+def test_diagnostics_of_independent_draws_pass_and_a_shifted_chain_fails():
+    rng = np.random.default_rng(1)
+    m, q, E = (rng.normal(size=(2, 3, 2, 400)) for _ in range(3))
+    q[1, 0, 1] += 3.0  # one chain of one data set in another state: R-hat of q sgn m must flag it
+    rows = diagnostics_per_group(m, q * np.sign(m), E)
+    arrays = diagnostics_arrays(rows)
+    assert arrays["rhat"].shape == (2, 3) and arrays["median_rhat"].shape == (2, 3)
+    assert np.all(arrays["rhat"][0] < 1.02)
+    assert arrays["rhat"][1, 1] > 1.5
+    # independent draws: the summed ESS is near the number of draws (3 sets x 2 chains x 400)
+    assert np.all(np.abs(arrays["ess_bulk"][0] / 2400 - 1) < 0.3)
+    assert np.allclose(arrays["ess_per_chain"], arrays["ess_bulk"] / 6)
+    text = diagnostics_table(rows, [10, 40], "test")
+    assert text.splitlines()[0].startswith("test:") and len(text.splitlines()) == 3
+    with pytest.raises(ValueError, match="same length"):
+        diagnostics_table(rows, [10], "test")
+    with pytest.raises(ValueError, match="one shape"):
+        diagnostics_per_group(m, q[..., :10], E)
+
+
+def test_z_scores_and_posterior_copy_share():
+    rng = np.random.default_rng(2)
+    s = chain_group_summary(rng.normal(size=(2, 4, 50)), rng.normal(size=(2, 4, 50)))
+    theory = [SimpleNamespace(rms_m=t, q=u, abs_m=1.0)
+              for t, u in zip(s.rms_m + s.rms_m_se * np.array([2.0, -1.0]), s.q + s.q_se)]
+    z_m, z_q = z_scores(s, theory)
+    assert np.allclose(z_m, [-2.0, 1.0]) and np.allclose(z_q, [-1.0, -1.0])
+    with pytest.raises(ValueError, match="one entry per group"):
+        z_scores(s, theory[:1])
+    # (L-1) q = 1 against E|m| = 1: share 1/2; no copying: share 0
+    share = posterior_copy_share([SimpleNamespace(q=0.1, abs_m=1.0), SimpleNamespace(q=0.0, abs_m=1.0)], L=11)
+    assert np.allclose(share, [0.5, 0.0])
+
+
+def test_map_predictions_match_the_action_minimum_and_reject_bad_P():
+    pred = map_predictions([3.0, 500.0], SPEC)
+    r = lt.action_minimum(500.0, SPEC, "map")
+    assert pred.shape == (3, 2)
+    assert np.array_equal(pred[:, 1], [r.m, r.q, r.test_loss])
+    with pytest.raises(ValueError, match="P_values"):
+        map_predictions([0.0, 3.0], SPEC)

@@ -380,3 +380,75 @@ def test_map_sweep_quenched_valid_and_invalid(data):
     args[name] = data.draw(bad[name])
     with raises_naming(name):
         lx.map_sweep_quenched(**args)
+
+
+@covers(lx.by_data_set, lx.by_chain, lx.diagnostics_per_group, lx.diagnostics_table, lx.diagnostics_arrays)
+@budget(10)
+@given(G=st.integers(1, 2), S=st.integers(1, 3), R=st.integers(2, 3), n=st.integers(8, 30), seed=seeds)
+def test_regrouping_and_diagnostics_valid(G, S, R, n, seed):
+    rng = np.random.default_rng(seed)
+    flat = [rng.normal(size=(G * S * R, n)) for _ in range(3)]
+    per_chain = [lx.by_chain(x, G, S, R) for x in flat]
+    assert per_chain[0].shape == (G, S, R, n)
+    # pooling a data set's chains keeps every draw, in chain order
+    assert np.array_equal(lx.by_data_set(flat[0], G, S), per_chain[0].reshape(G, S, R * n))
+    rows = lx.diagnostics_per_group(*per_chain)
+    arrays = lx.diagnostics_arrays(rows)
+    for key in ("rhat", "ess_bulk", "ess_tail", "drift_z", "ess_per_chain", "median_rhat"):
+        assert arrays[key].shape == (G, 3)
+        assert_finite(arrays[key], key)
+    assert len(lx.diagnostics_table(rows, list(range(1, G + 1)), "x").splitlines()) == G + 1
+
+
+@covers(lx.z_scores, lx.posterior_copy_share, lx.map_predictions)
+@budget(10)
+@given(G=st.integers(1, 3), seed=seeds, L=st.integers(2, 40))
+def test_z_scores_and_copy_share_valid(G, seed, L):
+    rng = np.random.default_rng(seed)
+    s = lx.chain_group_summary(rng.normal(size=(G, 3, 10)), rng.normal(size=(G, 3, 10)))
+    moments = [lm.PluginMoments(P=1.0, rms_m=float(a), abs_m=float(a), q=float(b), var_m=1.0, var_q=1.0, loss=1.0,
+                                binder=0.0, rho_row=1.0, rho_rest=1.0, edge_mass=0.0)
+               for a, b in zip(rng.uniform(0.1, 2, G), rng.uniform(0, 0.1, G))]
+    z_m, z_q = lx.z_scores(s, moments)
+    assert z_m.shape == z_q.shape == (G,)
+    share = lx.posterior_copy_share(moments, L)
+    assert share.shape == (G,) and np.all((share >= 0) & (share < 1))
+
+
+@covers(lx.by_data_set, lx.by_chain, lx.diagnostics_table, lx.diagnostics_arrays, lx.z_scores,
+        lx.posterior_copy_share, lx.map_predictions)
+@budget(30)
+@given(data=st.data())
+def test_linear_chapter_helpers_invalid(data):
+    which = data.draw(st.sampled_from(["by_data_set", "by_chain", "diagnostics_table", "diagnostics_arrays",
+                                       "z_scores", "posterior_copy_share", "map_predictions"]))
+    x = np.zeros((6, 4))
+    summary = lx.chain_group_summary(np.ones((2, 2, 4)), np.ones((2, 2, 4)))
+    if which == "by_data_set":
+        name = data.draw(st.sampled_from(["x", "n_groups", "n_sets"]))
+        args = dict(x=x, n_groups=2, n_sets=3)
+        args[name] = data.draw(bad_ints(1)) if name != "x" else np.zeros((5, 4))
+        call = lambda: lx.by_data_set(**args)  # noqa: E731
+    elif which == "by_chain":
+        name = data.draw(st.sampled_from(["x", "n_groups", "n_sets", "n_chains"]))
+        args = dict(x=x, n_groups=1, n_sets=3, n_chains=2)
+        args[name] = data.draw(bad_ints(1)) if name != "x" else np.zeros((7, 4))
+        call = lambda: lx.by_chain(**args)  # noqa: E731
+    elif which == "diagnostics_table":
+        name = "P_values"
+        call = lambda: lx.diagnostics_table([], [1.0], "x")  # noqa: E731
+    elif which == "diagnostics_arrays":
+        name = "rows"
+        call = lambda: lx.diagnostics_arrays(data.draw(st.sampled_from([[], [None]])))  # noqa: E731
+    elif which == "z_scores":
+        name = "moments"
+        call = lambda: lx.z_scores(summary, [])  # noqa: E731
+    elif which == "posterior_copy_share":
+        name = "L"
+        call = lambda: lx.posterior_copy_share([], data.draw(bad_ints(2)))  # noqa: E731
+    else:
+        name = "P_values"
+        bad = data.draw(st.sampled_from([[], [0.0], [-1.0], [math.nan], [math.inf], ["3"]]))
+        call = lambda: lx.map_predictions(bad, cl.ModelSpec(L=3, V=2, kind="linear"))  # noqa: E731
+    with raises_naming(name):
+        call()
