@@ -10,6 +10,9 @@ transition, the chapter starts runs in each basin:
   logits and the ridge (MAP) readout of each run's data;
 * :func:`interpolate_crossing` -- where a tabulated difference changes sign;
 * :func:`state_fraction` -- the share of draws on the copy side of a threshold;
+* :func:`p3_from_hopping` -- where the copy share of chains that hop between
+  the basins crosses one half;
+* :func:`uniform_copy_attention` -- the copy pattern with a given copy weight in every row;
 * :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error
   (leave one chain, or one group of chains sharing a data set, out).
 
@@ -26,10 +29,12 @@ import numpy as np
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int
 from ..posterior.evidence import optimal_readout
+from ..posterior.order_parameters import copy_attention
 from ..model.network import ModelSpec, attention, attention_logits
 from ..model.task import shift_matrix
 
-__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "basin_mean"]
+__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "p3_from_hopping",
+           "uniform_copy_attention", "basin_mean"]
 
 
 def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
@@ -117,6 +122,42 @@ def state_fraction(x, threshold: float) -> np.ndarray:
         raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
     check_finite("threshold", threshold)
     return (x > threshold).mean(axis=1)
+
+
+def p3_from_hopping(c_by_P, P_values, threshold: float) -> float:
+    """``P`` where the pooled copy share ``p = Pr(c >= threshold)`` crosses one half.
+
+    ``c_by_P``: one array of draws of the copy weight per sample size (any shape,
+    all draws pooled), for the increasing ``P_values``. The log-odds
+    ``ln p/(1-p)`` (the free-energy difference of the two sides) is
+    interpolated linearly in ``P`` between the sizes where both sides are
+    visited (``0 < p < 1``); ``nan`` if it does not change sign there.
+    """
+    P_values = as_real_array("P_values", P_values)
+    if P_values.ndim != 1 or len(c_by_P) != P_values.size:
+        raise ValueError(f"c_by_P must hold one array per P, got {len(c_by_P)} arrays for {P_values.size} P values")
+    threshold = as_real_array("threshold", threshold)
+    if threshold.ndim:
+        raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
+    check_finite("threshold", threshold)
+    p = np.array([(as_real_array("c_by_P", c) >= threshold).mean() for c in c_by_P])
+    ok = (p > 0) & (p < 1)
+    if ok.sum() < 2:
+        return float("nan")
+    return interpolate_crossing(P_values[ok], np.log(p[ok] / (1 - p[ok])))
+
+
+def uniform_copy_attention(c_row, L: int) -> np.ndarray:
+    """Attention ``(L, L)`` with copy weight ``c_row`` on the previous position in every row.
+
+    It is the copy pattern :func:`copylib.posterior.order_parameters.copy_attention`
+    at the gap ``ln[(L-1) c_row / (1 - c_row)]``; ``0 < c_row < 1``.
+    """
+    L = check_int("L", L, minimum=2)
+    c_row = as_real_array("c_row", c_row)
+    if c_row.ndim or not 0 < c_row < 1:
+        raise ValueError(f"c_row must be a single number in (0, 1), got {c_row}")
+    return np.asarray(copy_attention(np.log((L - 1) * c_row / (1 - c_row)), L))
 
 
 def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf, *, groups=None, return_replicates: bool = False):
