@@ -116,3 +116,18 @@ def test_uniform_copy_attention_has_the_copy_weight_in_every_row():
     assert copy_weight(A) == pytest.approx(0.3, rel=1e-12)
     with pytest.raises(ValueError, match="c_row"):
         sx.uniform_copy_attention(1.0, L)
+
+
+def test_sample_two_starts_returns_copy_weight_and_alpha_1_of_every_draw():
+    spec = cl.ModelSpec(L=6, V=3, kind="softmax")
+    out, draws = sx.sample_two_starts([40, 80], spec, 2, 6, n_warmup=0, thin=2, seed=3, planted_gap=4.0)
+    assert set(draws) == {40, 80}
+    for c, a1, energy in draws.values():
+        assert c.shape == a1.shape == energy.shape == (2, 2, 3)  # (data set, start, kept draw)
+        # every row is a probability vector: 1/L <= alpha_1 / L <= 1 and c in (0, 1)
+        assert np.all((c > 0) & (c < 1)) and np.all((a1 >= 1 - 1e-9) & (a1 <= spec.L + 1e-9))
+        # after two steps a chain planted at a large gap still copies far more than one started uniform
+        assert np.all(c[:, 1, 0] > c[:, 0, 0] + 0.2)
+    assert out.accept_rate.shape == (8,)
+    with pytest.raises(ValueError, match="softmax"):
+        sx.sample_two_starts([40], cl.ModelSpec(L=6, V=3, kind="linear"), 1, 2, n_warmup=0, thin=1, seed=0)
