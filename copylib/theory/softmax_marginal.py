@@ -730,12 +730,13 @@ def log_odds_branches(marginal: CopyWeightMarginal, **kwargs) -> MarginalBranche
 
 
 def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *, P_range=(500.0, 700.0),
-                xtol: float = 0.01) -> float:
+                xtol: float = 0.01, **kwargs) -> float:
     """The ``P`` in ``P_range`` where the plug-in marginal puts half its mass at ``c >= threshold``.
 
     With ``threshold`` the barrier ``c*`` at ``P3`` this is the free-energy ``P3``
     itself; other dividing points give the counterpart of a sampler's copy share.
     Brent's method to ``xtol`` in ``P``; ``P_range`` must bracket the crossing.
+    ``kwargs`` (``c_grid``, ``check_coverage``) go to :func:`copy_weight_marginal`.
     """
     spec = _check_spec(spec)
     threshold = as_real_array("threshold", threshold)
@@ -743,8 +744,14 @@ def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *, P
         raise ValueError(f"threshold must be a single copy weight in (0, 1), got {threshold}")
     lo, hi = check_P_range(P_range)
     xtol = check_positive("xtol", xtol)
-    return float(brentq(lambda P: copy_weight_marginal(P, spec, cumulants).mass(threshold) - 0.5, lo, hi,
-                        xtol=xtol))
+
+    def excess(P):
+        return copy_weight_marginal(P, spec, cumulants, **kwargs).mass(threshold) - 0.5
+
+    if excess(lo) * excess(hi) > 0:
+        raise ValueError(f"P_range {(lo, hi)} does not bracket the P where the mass at c >= {float(threshold)} "
+                         "is one half")
+    return float(brentq(excess, lo, hi, xtol=xtol))
 
 
 def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(300.0, 1200.0),
