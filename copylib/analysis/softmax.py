@@ -5,11 +5,17 @@ stay there for a long time. To see both branches of the first-order copy
 transition, the chapter starts runs in each basin:
 
 * :func:`planted_logits` -- the cheapest logits with gap ``Delta`` on the
-  previous position, ``g = Delta (S - J/L)`` (the row means drop out of softmax);
+  previous position, ``g = Delta (T - J/L)`` with the cyclic shift ``T`` (the row means drop out of softmax);
 * :func:`planted_init` -- a batched initial state ``{"g", "b", "W"}`` with those
   logits and the ridge (MAP) readout of each run's data;
 * :func:`interpolate_crossing` -- where a tabulated difference changes sign;
 * :func:`state_fraction` -- the share of draws on the copy side of a threshold;
+* :func:`sample_two_starts` -- MALA on the collapsed posterior of many data sets,
+  two chains per data set (one at uniform attention, one planted in the copy
+  state), with the copy weight and ``alpha_1`` of every draw;
+* :func:`p3_from_hopping` -- where the copy share of chains that hop between
+  the basins crosses one half;
+* :func:`uniform_copy_attention` -- the copy pattern with a given copy weight in every row;
 * :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error
   (leave one chain, or one group of chains sharing a data set, out).
 
@@ -23,17 +29,23 @@ import math
 import numbers
 
 import numpy as np
+import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int
+from ..inference.posterior_sampling import sample_collapsed_posterior
+from ..model.statistics import cooccurrence
+from ..model.task import copy_task
 from ..posterior.evidence import optimal_readout
+from ..posterior.order_parameters import copy_attention
 from ..model.network import ModelSpec, attention, attention_logits
 from ..model.task import shift_matrix
 
-__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "basin_mean"]
+__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "sample_two_starts", "p3_from_hopping",
+           "uniform_copy_attention", "basin_mean"]
 
 
 def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
-    """Logits ``Delta (S - J/L)``, shape ``(..., L, L)`` for ``Delta`` of shape ``(...)``.
+    """Logits ``Delta (T - J/L)``, shape ``(..., L, L)`` for ``Delta`` of shape ``(...)``.
 
     ``row-softmax`` of them is :func:`copylib.posterior.order_parameters.copy_attention` ``(Delta, L)``;
     their squared norm ``(L-1) Delta^2`` is the smallest among all logits with that attention.
@@ -117,6 +129,76 @@ def state_fraction(x, threshold: float) -> np.ndarray:
         raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
     check_finite("threshold", threshold)
     return (x > threshold).mean(axis=1)
+
+
+def sample_two_starts(P_values, spec: ModelSpec, n_data: int, n_steps: int, *, n_warmup: int, thin: int, seed: int,
+                      planted_gap: float = 2.4, cache: bool = False):
+    """MALA on the collapsed posterior of ``n_data`` data sets per ``P``, two chains per data set, in one batch.
+
+    The data sets are drawn with ``numpy.random.default_rng(seed)`` (``P`` by ``P``);
+    each is sampled by a chain started at uniform attention (``g = 0``) and one
+    planted at the gap ``planted_gap`` with the ridge readout
+    (:func:`planted_init`); the sampler's generator is ``torch.Generator().manual_seed(seed)``.
+
+    Returns ``(result, draws)``: the :class:`~copylib.inference.langevin.SamplingResult`
+    and, for each ``P``, ``(c, alpha_1, energy)``, each of shape
+    ``(n_data, 2, n_kept)`` (data set, start: 0 uniform / 1 planted, draw), with the copy
+    weight ``c = gamma_1 / L`` and ``alpha_1`` of every draw (rows of softmax
+    attention sum to one, ``m = 1``). ``cache`` as in :func:`sample_collapsed_posterior`.
+    """
+    if spec.kind != "softmax":
+        raise ValueError(f"spec.kind must be 'softmax', got {spec.kind!r}")
+    P_values = [check_int("P", P, minimum=1) for P in P_values]
+    n_data = check_int("n_data", n_data, minimum=1)
+    L, V = spec.L, spec.V
+    data_rng = np.random.default_rng(seed)
+    C = np.stack([cooccurrence(copy_task(P, L, V, data_rng)[0]) for P in P_values for _ in range(n_data)])
+    C = np.repeat(C, 2, axis=0)  # chain = (P, data set, start)
+    init = planted_init(np.tile([0.0, planted_gap], len(C) // 2), C, spec)
+    del init["W"]  # the readout is integrated out
+    out = sample_collapsed_posterior(C, spec, len(C), n_steps, torch.Generator().manual_seed(seed), n_warmup=n_warmup,
+                                     init=init, thin=thin, record="order", cache=cache)
+    m, q, r2 = (out.samples[k] for k in ("m", "q", "r2"))
+    shape = (len(P_values), n_data, 2, -1)  # (P, data set, start, draw)
+    c = ((m + (L - 1) * q) / L).reshape(shape)  # gamma_1 / L (m = 1: rows sum to one)
+    a1 = (m**2 + (L - 1) * q**2 + r2).reshape(shape)  # alpha_1
+    return out, {P: (c[i], a1[i], out.energy.reshape(shape)[i]) for i, P in enumerate(P_values)}
+
+
+def p3_from_hopping(c_by_P, P_values, threshold: float) -> float:
+    """``P`` where the pooled copy share ``p = Pr(c >= threshold)`` crosses one half.
+
+    ``c_by_P``: one array of draws of the copy weight per sample size (any shape,
+    all draws pooled), for the increasing ``P_values``. The log-odds
+    ``ln p/(1-p)`` (the free-energy difference of the two sides) is
+    interpolated linearly in ``P`` between the sizes where both sides are
+    visited (``0 < p < 1``); ``nan`` if it does not change sign there.
+    """
+    P_values = as_real_array("P_values", P_values)
+    if P_values.ndim != 1 or len(c_by_P) != P_values.size:
+        raise ValueError(f"c_by_P must hold one array per P, got {len(c_by_P)} arrays for {P_values.size} P values")
+    threshold = as_real_array("threshold", threshold)
+    if threshold.ndim:
+        raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
+    check_finite("threshold", threshold)
+    p = np.array([(as_real_array("c_by_P", c) >= threshold).mean() for c in c_by_P])
+    ok = (p > 0) & (p < 1)
+    if ok.sum() < 2:
+        return float("nan")
+    return interpolate_crossing(P_values[ok], np.log(p[ok] / (1 - p[ok])))
+
+
+def uniform_copy_attention(c_row, L: int) -> np.ndarray:
+    """Attention ``(L, L)`` with copy weight ``c_row`` on the previous position in every row.
+
+    It is the copy pattern :func:`copylib.posterior.order_parameters.copy_attention`
+    at the gap ``ln[(L-1) c_row / (1 - c_row)]``; ``0 < c_row < 1``.
+    """
+    L = check_int("L", L, minimum=2)
+    c_row = as_real_array("c_row", c_row)
+    if c_row.ndim or not 0 < c_row < 1:
+        raise ValueError(f"c_row must be a single number in (0, 1), got {c_row}")
+    return np.asarray(copy_attention(np.log((L - 1) * c_row / (1 - c_row)), L))
 
 
 def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf, *, groups=None, return_replicates: bool = False):

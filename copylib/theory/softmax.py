@@ -124,6 +124,9 @@ __all__ = [
     "spinodals",
     "FirstOrderPoint",
     "first_order_point",
+    "barrier_at_p3",
+    "local_minimum_copy_weights",
+    "global_minimum_state",
     "OrderParameterCurve",
     "order_parameter_curve",
     "leading_order_gap",
@@ -813,6 +816,43 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: Ro
         P3=P3, Delta=(Dp, Dc), copy_weight=(float(c[0]), float(c[1])),
         loss=(float(loss[0]), float(loss[1])), action=0.5 * (Fp + Fc), spinodals=sp,
     )
+
+
+def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_field", *,
+                  noise: RowNoise | None = None, n_grid: int = _DEFAULT_N_GRID) -> float:
+    """Barrier of ``F(Delta; P3)`` between the two branches of ``point``, in nats.
+
+    ``point`` is the :func:`first_order_point` of the same ``spec``, ``version``
+    and ``noise``. The action is maximised on ``n_grid`` points between the
+    pooling and the copy gap; at ``P3`` the two minima have equal action, so
+    the height is the same above either.
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    _rows_for(version, spec, noise)
+    if not isinstance(point, FirstOrderPoint):
+        raise ValueError(f"point must be a FirstOrderPoint (from first_order_point), got {type(point).__name__}")
+    n_grid = check_int("n_grid", n_grid, minimum=3)
+    D = np.linspace(point.Delta[0], point.Delta[1], n_grid)
+    F = reduced_action(D, point.P3, spec, version=version, noise=noise)
+    return float(F.max() - F[0])
+
+
+def local_minimum_copy_weights(P, spec: ModelSpec, version: str = "mean_field", *,
+                               noise: RowNoise | None = None) -> np.ndarray:
+    """Copy weights of all local minima of ``F(Delta; P)`` (the branches at ``P``), ascending in ``Delta``."""
+    D, _ = action_minima(P, spec, version, noise=noise)
+    return np.asarray(copy_weight_of_gap(D, spec, version=version, noise=noise), dtype=float)
+
+
+def global_minimum_state(P, spec: ModelSpec, version: str = "mean_field", *,
+                         noise: RowNoise | None = None) -> tuple[float, float]:
+    """``(copy weight, test loss per position)`` of the global minimum of ``F(Delta; P)``."""
+    P = check_positive("P", P)
+    D, F = action_minima(P, spec, version, noise=noise)
+    D = D[np.argmin(F)]
+    return (float(copy_weight_of_gap(D, spec, version=version, noise=noise)),
+            float(state_loss(D, P, spec, version=version, noise=noise)))
 
 
 @dataclass(frozen=True)

@@ -96,3 +96,38 @@ def test_basin_mean_jackknife_is_the_standard_error_of_equal_groups():
     _, se = sx.basin_mean(x, np.zeros_like(x), groups=groups)
     group_means = x.reshape(4, 60).mean(1)
     assert se == pytest.approx(group_means.std(ddof=1) / 2, rel=1e-12)
+
+
+def test_p3_from_hopping_interpolates_the_log_odds():
+    # copy shares 0.2 and 0.8 at P = 10 and 20: log-odds -ln 4 and +ln 4, crossing half-way
+    c_by_P = [np.zeros(10), np.r_[np.ones(2), np.zeros(8)], np.r_[np.ones(8), np.zeros(2)], np.ones(10)]
+    assert sx.p3_from_hopping(c_by_P, [5, 10, 20, 30], 0.5) == pytest.approx(15.0, rel=1e-12)
+    # sizes where only one side is visited carry no log-odds: without two others there is no crossing
+    assert np.isnan(sx.p3_from_hopping([np.zeros(4), np.ones(4)], [1, 2], 0.5))
+    with pytest.raises(ValueError, match="one array per P"):
+        sx.p3_from_hopping(c_by_P, [1, 2], 0.5)
+
+
+def test_uniform_copy_attention_has_the_copy_weight_in_every_row():
+    L = 8
+    A = sx.uniform_copy_attention(0.3, L)
+    np.testing.assert_allclose(np.diag(np.roll(A, 1, axis=1)), 0.3, rtol=1e-12)  # A[l, l-1], cyclic
+    np.testing.assert_allclose(A.sum(1), 1.0, rtol=1e-12)
+    assert copy_weight(A) == pytest.approx(0.3, rel=1e-12)
+    with pytest.raises(ValueError, match="c_row"):
+        sx.uniform_copy_attention(1.0, L)
+
+
+def test_sample_two_starts_returns_copy_weight_and_alpha_1_of_every_draw():
+    spec = cl.ModelSpec(L=6, V=3, kind="softmax")
+    out, draws = sx.sample_two_starts([40, 80], spec, 2, 6, n_warmup=0, thin=2, seed=3, planted_gap=4.0)
+    assert set(draws) == {40, 80}
+    for c, a1, energy in draws.values():
+        assert c.shape == a1.shape == energy.shape == (2, 2, 3)  # (data set, start, kept draw)
+        # every row is a probability vector: 1/L <= alpha_1 / L <= 1 and c in (0, 1)
+        assert np.all((c > 0) & (c < 1)) and np.all((a1 >= 1 - 1e-9) & (a1 <= spec.L + 1e-9))
+        # after two steps a chain planted at a large gap still copies far more than one started uniform
+        assert np.all(c[:, 1, 0] > c[:, 0, 0] + 0.2)
+    assert out.accept_rate.shape == (8,)
+    with pytest.raises(ValueError, match="softmax"):
+        sx.sample_two_starts([40], cl.ModelSpec(L=6, V=3, kind="linear"), 1, 2, n_warmup=0, thin=1, seed=0)

@@ -272,3 +272,27 @@ def test_finite_size_row_rejects_a_range_without_the_peak(big_cum):
         se.finite_size_row(SPEC, big_cum, P_range=(100.0, 300.0), n_coarse=11)
     with pytest.raises(ValueError, match="rel_step"):
         se.finite_size_row(SPEC, big_cum, rel_step=0.5)
+
+
+def test_log_odds_branches_use_the_density_of_the_log_odds():
+    m = _double_well()
+    in_y = se.log_odds_branches(m)
+    # the Jacobian c(1-c) tilts the potential towards the copy side: its minimum moves up in c
+    direct = se.marginal_branches(se.CopyWeightMarginal(
+        P=m.P, c=m.c, log_density=m.log_density + np.log(m.c * (1 - m.c)), alpha_1=m.alpha_1, loss=m.loss,
+        edge=m.edge))
+    assert in_y.n_minima == direct.n_minima == 2
+    np.testing.assert_allclose(in_y.minima, direct.minima, rtol=1e-12)
+    assert in_y.minima[0] > se.marginal_branches(m).minima[0]
+    with pytest.raises(ValueError, match="marginal"):
+        se.log_odds_branches(m.c)
+
+
+def test_half_mass_P_splits_the_mass_at_the_threshold(big_cum):
+    tr = se.marginal_transition(SPEC, big_cum)
+    P_half = se.half_mass_P(tr.at_P3.barrier, SPEC, big_cum)
+    assert se.copy_weight_marginal(P_half, SPEC, big_cum).mass(tr.at_P3.barrier) == pytest.approx(0.5, abs=1e-3)
+    # more data put more mass on the copy side: a higher threshold needs a larger P
+    assert se.half_mass_P(tr.at_P3.barrier + 0.03, SPEC, big_cum) > P_half
+    with pytest.raises(ValueError, match="threshold"):
+        se.half_mass_P(1.5, SPEC, big_cum)

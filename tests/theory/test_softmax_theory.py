@@ -327,3 +327,36 @@ def test_bad_input(noise):
         spinodals(SPEC, P_range=(10.0, 5.0))
     with pytest.raises(ValueError, match="A"):
         plugin_readout(np.ones((3, 3)), 10.0, SPEC)
+
+
+# --------------------------------------------------------------------------- helpers of the chapter
+
+
+def test_barrier_at_p3_is_the_action_maximum_between_equal_minima(p3_mean_field):
+    from copylib.theory.softmax import barrier_at_p3
+
+    bar = barrier_at_p3(p3_mean_field, SPEC, "mean_field")
+    D = np.linspace(*p3_mean_field.Delta, 201)
+    F = reduced_action(D, p3_mean_field.P3, SPEC)
+    # a coarser grid can only find a lower maximum, by at most the curvature over one fine step
+    assert 0 < F.max() - F[0] <= bar + 1e-12
+    assert bar == pytest.approx(F.max() - F[0], rel=1e-3)
+    # equal minima at P3 (root-finder precision): the height is the same from the copy side
+    assert F[0] == pytest.approx(F[-1], abs=1e-8)
+    with pytest.raises(ValueError, match="point"):
+        barrier_at_p3(p3_mean_field.P3, SPEC)
+
+
+def test_local_and_global_minimum_states(p3_mean_field):
+    from copylib.theory.softmax import global_minimum_state, local_minimum_copy_weights
+
+    P_in = 0.5 * (p3_mean_field.P3 + p3_mean_field.spinodals.P_upper)  # two minima, the copy one global
+    c_loc = local_minimum_copy_weights(P_in, SPEC)
+    D, F = action_minima(P_in, SPEC)
+    assert c_loc.size == 2 and np.all(np.diff(c_loc) > 0)
+    np.testing.assert_allclose(c_loc, copy_weight_of_gap(D, SPEC), rtol=1e-12)
+    c_glob, loss_glob = global_minimum_state(P_in, SPEC)
+    assert c_glob == pytest.approx(c_loc[np.argmin(F)], rel=1e-12) and c_glob == pytest.approx(c_loc[-1])
+    assert loss_glob == pytest.approx(float(state_loss(D[-1], P_in, SPEC)), rel=1e-12)
+    with pytest.raises(ValueError, match="P"):
+        global_minimum_state(-1.0, SPEC)

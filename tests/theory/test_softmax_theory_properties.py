@@ -784,3 +784,108 @@ def test_row_cumulants_extreme_scales(spec, seed):
         return
     for x in (cum.phi, cum.mean, cum.cov):
         assert_finite(x)
+
+
+# --------------------------------------------------------------------------
+# helpers of the softmax chapter
+# --------------------------------------------------------------------------
+
+CHAPTER = cl.ModelSpec(L=32, V=4, kind="softmax")
+
+
+@covers(st_.barrier_at_p3, st_.local_minimum_copy_weights, st_.global_minimum_state)
+@budget(6)
+@given(P=log_uniform(100.0, 2000.0), n_grid=st.integers(3, 5000), version=st.sampled_from(["mean_field", "map"]))
+def test_chapter_minima_and_barrier_valid(P, n_grid, version):
+    point = _chapter_point(version)
+    bar = st_.barrier_at_p3(point, CHAPTER, version, n_grid=n_grid)
+    # equal minima at the two ends of the grid: the maximum between them is at least zero, and finite
+    assert math.isfinite(bar) and bar >= -1e-8
+    c = st_.local_minimum_copy_weights(P, CHAPTER, version)
+    assert c.ndim == 1 and 1 <= c.size <= 2 and ((c > 0) & (c < 1)).all() and (np.diff(c) > 0).all()
+    c_glob, loss = st_.global_minimum_state(P, CHAPTER, version)
+    assert c_glob in c and math.isfinite(loss) and loss > 0
+    with raises_naming("n_grid"):
+        st_.barrier_at_p3(point, CHAPTER, version, n_grid=2)
+    with raises_naming("point"):
+        st_.barrier_at_p3(None, CHAPTER, version)
+
+
+_POINTS = {}
+
+
+def _chapter_point(version):
+    if version not in _POINTS:
+        _POINTS[version] = st_.first_order_point(CHAPTER, version)
+    return _POINTS[version]
+
+
+@covers(sx.p3_from_hopping)
+@budget(30)
+@given(shares=st.lists(st.floats(0, 1), min_size=2, max_size=6), n=st.integers(1, 50))
+def test_p3_from_hopping_nan_or_inside_the_range(shares, n):
+    P = np.arange(1.0, len(shares) + 1) * 100
+    c_by_P = [np.r_[np.ones(round(f * n)), np.zeros(n - round(f * n))] for f in shares]
+    out = sx.p3_from_hopping(c_by_P, P, 0.5)
+    assert isinstance(out, float)
+    assert math.isnan(out) or P[0] <= out <= P[-1]
+    with raises_naming("threshold"):
+        sx.p3_from_hopping(c_by_P, P, [0.1, 0.2])
+
+
+@covers(sx.uniform_copy_attention)
+@budget(30)
+@given(c=st.floats(1e-6, 1 - 1e-6), L=st.integers(2, 64))
+def test_uniform_copy_attention_valid(c, L):
+    A = sx.uniform_copy_attention(c, L)
+    assert A.shape == (L, L)
+    np.testing.assert_allclose(A.sum(1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(A[np.arange(L), np.arange(L) - 1], c, rtol=1e-9, atol=1e-12)
+    with raises_naming("c_row"):
+        sx.uniform_copy_attention(1.0 + c, L)
+
+
+@covers(sx.sample_two_starts)
+@budget(3)
+@given(spec=specs("softmax", L=st.integers(2, 5), V=st.integers(2, 3)), n_data=st.integers(1, 2),
+       n_steps=st.integers(1, 3), seed=st.integers(0, 1000))
+def test_sample_two_starts_valid(spec, n_data, n_steps, seed):
+    out, draws = sx.sample_two_starts([20, 40], spec, n_data, n_steps, n_warmup=0, thin=1, seed=seed)
+    for c, a1, energy in draws.values():
+        assert c.shape == a1.shape == energy.shape == (n_data, 2, n_steps)
+        assert ((c >= 0) & (c <= 1)).all() and (a1 >= 1 - 1e-9).all() and (a1 <= spec.L + 1e-9).all()
+        assert_finite(energy)
+    with raises_naming("n_data"):
+        sx.sample_two_starts([20], spec, 0, 1, n_warmup=0, thin=1, seed=seed)
+
+
+@covers(se.log_odds_branches)
+@budget(20)
+@given(tilt=st.floats(-3, 3), barrier=st.floats(0.05, 20), c1=st.floats(0.03, 0.2), gap=st.floats(0.05, 0.4))
+def test_log_odds_branches_of_double_wells(tilt, barrier, c1, gap):
+    c = np.linspace(0.01, 0.9, 3000)
+    U = barrier * ((c - c1) * (c - c1 - gap) / (gap / 2) ** 2) ** 2 + tilt * (c - c1) / gap
+    logd = -U - math.log(np.trapezoid(np.exp(-U), c))
+    b = se.log_odds_branches(se.CopyWeightMarginal(P=10.0, c=c, log_density=logd, alpha_1=c, loss=c, edge=-30.0))
+    assert isinstance(b, se.MarginalBranches) and (np.diff(b.minima) > 0).all()
+    assert ((b.minima > c[0]) & (b.minima < c[-1])).all()
+    with raises_naming("marginal"):
+        se.log_odds_branches(c)
+
+
+@covers(se.half_mass_P)
+@budget(4)
+@given(spec=exact_specs, seed=seeds, threshold=st.floats(0.05, 0.6))
+def test_half_mass_P_splits_the_mass_or_names_the_range(spec, seed, threshold):
+    cum = _small_cumulants(spec, seed)
+    try:
+        P = se.half_mass_P(threshold, spec, cum, P_range=(1.0, 1e4), xtol=1e-3, c_grid=_reachable_c(cum),
+                           check_coverage=False)
+    except ValueError as err:  # documented: the range does not bracket the crossing
+        assert "P_range" in str(err)
+        return
+    assert 1.0 <= P <= 1e4
+    m = se.copy_weight_marginal(P, spec, cum, c_grid=_reachable_c(cum), check_coverage=False)
+    assert m.mass(threshold) == pytest.approx(0.5, abs=0.05)
+    with raises_naming("threshold"):
+        se.half_mass_P(1.5, spec, cum)
