@@ -413,10 +413,10 @@ def training_explorer(sweeps: dict, default: tuple | None = None):
     return frames.frame_explorer(axes, lambda kind, P: training_figure(sweeps, kind, P))
 
 
-def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, Phi_max: float = 8.0):
+def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, Omega_max: float = 8.0):
     """The plug-in posterior of the copy weight at one ``P``, and its mean along ``P``.
 
-    Left: the effective potential ``Phi(c) = -ln p(c)`` of ``marginal`` (a
+    Left: the effective potential ``Omega(c) = -ln p(c)`` of ``marginal`` (a
     :class:`copylib.theory.softmax_marginal.CopyWeightMarginal`) with its local
     minima (red) and, where two coexist, the barrier between them (dotted) with
     the posterior mass on each side. Right: the posterior mean copy weight
@@ -433,20 +433,20 @@ def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, Phi_max: f
         raise ValueError(f"P_line and mean_line must be 1-d of equal length >= 2, got {P_line.shape}, "
                          f"{mean_line.shape}")
     c_max = check_positive("c_max", c_max)
-    Phi_max = check_positive("Phi_max", Phi_max)
+    Omega_max = check_positive("Omega_max", Omega_max)
     branches = softmax_marginal.marginal_branches(marginal)
-    Phi = marginal.potential
+    Omega = marginal.potential
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
-    ax.plot(marginal.c, Phi, "k-", lw=1.5)
-    ax.plot(branches.minima, np.interp(branches.minima, marginal.c, Phi), "r*", ms=12, label="local minima")
+    ax.plot(marginal.c, Omega, "k-", lw=1.5)
+    ax.plot(branches.minima, np.interp(branches.minima, marginal.c, Omega), "r*", ms=12, label="local minima")
     if branches.n_minima >= 2:
         copy_mass = marginal.mass(branches.barrier)
         ax.axvline(branches.barrier, color="0.5", ls=":", lw=1,
                    label=f"barrier; posterior mass {1 - copy_mass:.2f} left, {copy_mass:.2f} right")
     ax.set_xlim(0.0, c_max)
-    ax.set_ylim(0.0, Phi_max)
+    ax.set_ylim(0.0, Omega_max)
     ax.set_xlabel("copy weight $c$")
-    ax.set_ylabel(r"$\Phi(c) = -\ln p(c)$ + const (nats)")
+    ax.set_ylabel(r"$\Omega(c) = -\ln p(c)$ + const (nats)")
     ax.set_title(f"plug-in posterior of the copy weight, P = {marginal.P:.4g}", fontsize=9)
     ax.legend(fontsize=7, loc="upper right")
     bx.plot(P_line, mean_line, "k-", label="posterior mean of $c$")

@@ -449,9 +449,9 @@ class CopyWeightMarginal:
 
     @property
     def potential(self) -> np.ndarray:
-        """The effective potential ``Phi(c) = -ln p(c)`` (nats), shifted to minimum 0."""
-        Phi = -self.log_density
-        return Phi - Phi.min()
+        """The effective potential ``Omega(c) = -ln p(c)`` (nats), shifted to minimum 0."""
+        Omega = -self.log_density
+        return Omega - Omega.min()
 
     def mean(self, what: str = "c", lo: float = -np.inf, hi: float = np.inf) -> float:
         """Posterior mean of ``what`` in ``{"c", "alpha_1", "loss"}`` over ``lo <= c < hi``."""
@@ -594,18 +594,18 @@ def copy_weight_marginal(P, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=
 
 @dataclass(frozen=True)
 class MarginalBranches:
-    """Local minima of the effective potential ``Phi(c) = -ln p(c)`` and their basins.
+    """Local minima of the effective potential ``Omega(c) = -ln p(c)`` and their basins.
 
     Attributes
     ----------
     P : float or None
     minima : array ``(n_min,)``
-        Copy weights of the local minima of ``Phi`` (ascending).
+        Copy weights of the local minima of ``Omega`` (ascending).
     barrier : float
-        ``c*``, the maximum of ``Phi`` between the first (pooling) and the last
+        ``c*``, the maximum of ``Omega`` between the first (pooling) and the last
         (copy) minimum; ``nan`` with one minimum.
     barrier_height : tuple ``(from pooling, from copy)``
-        ``Phi(c*) - Phi(minimum)`` in nats; ``nan`` with one minimum.
+        ``Omega(c*) - Omega(minimum)`` in nats; ``nan`` with one minimum.
     free_energy : tuple ``(pooling, copy)``
         ``F_b = -ln`` (posterior mass of ``c < c*`` resp. ``c >= c*``), nats.
     copy_weight, alpha_1, loss : tuples ``(pooling, copy)``
@@ -623,26 +623,26 @@ class MarginalBranches:
 
     @property
     def n_minima(self) -> int:
-        """Number of local minima of ``Phi``."""
+        """Number of local minima of ``Omega``."""
         return int(self.minima.size)
 
 
-def _local_minima(Phi, tol, max_nats):
-    """Indices of interior local minima of ``Phi`` (shifted to minimum 0) that lie below ``max_nats``
+def _local_minima(Omega, tol, max_nats):
+    """Indices of interior local minima of ``Omega`` (shifted to minimum 0) that lie below ``max_nats``
     and whose depth (to the neighbouring maxima) exceeds ``tol``."""
-    # the steps of Phi, 0 between equal values (also two infinite ones): each has the sign of the
+    # the steps of Omega, 0 between equal values (also two infinite ones): each has the sign of the
     # comparison of its neighbours (IEEE subtraction of unequal numbers never gives 0)
     with np.errstate(invalid="ignore"):
-        dPhi = np.where(Phi[1:] == Phi[:-1], 0.0, Phi[1:] - Phi[:-1])
-    idx = upward_crossings(dPhi) + 1
-    idx = idx[Phi[idx] < max_nats]
-    maxima = downward_crossings(dPhi) + 1
+        dOmega = np.where(Omega[1:] == Omega[:-1], 0.0, Omega[1:] - Omega[:-1])
+    idx = upward_crossings(dOmega) + 1
+    idx = idx[Omega[idx] < max_nats]
+    maxima = downward_crossings(dOmega) + 1
     keep = []
     for i in idx:
         left = maxima[maxima < i]
         right = maxima[maxima > i]
-        hl = Phi[left].max() - Phi[i] if left.size else np.inf
-        hr = Phi[right].max() - Phi[i] if right.size else np.inf
+        hl = Omega[left].max() - Omega[i] if left.size else np.inf
+        hr = Omega[right].max() - Omega[i] if right.size else np.inf
         if min(hl, hr) > tol:
             keep.append(i)
     return np.array(keep, dtype=int)
@@ -656,10 +656,10 @@ def marginal_branches(marginal: CopyWeightMarginal, *, tol: float = 1e-6,
     ----------
     marginal : CopyWeightMarginal
     tol : float >= 0
-        A local minimum of ``Phi`` counts only if it is more than ``tol`` nats below
+        A local minimum of ``Omega`` counts only if it is more than ``tol`` nats below
         the nearest maxima on both sides (guards against rounding wiggles).
     max_nats : float > 0
-        Only minima less than ``max_nats`` above the global minimum of ``Phi`` count
+        Only minima less than ``max_nats`` above the global minimum of ``Omega`` count
         (the far tails carry no mass and the quasi-Monte Carlo error of
         :func:`row_cumulants` grows there).
 
@@ -673,17 +673,17 @@ def marginal_branches(marginal: CopyWeightMarginal, *, tol: float = 1e-6,
         raise TypeError(f"marginal must be a CopyWeightMarginal, got {type(marginal).__name__}")
     tol = check_positive("tol", tol, allow_zero=True)
     max_nats = check_positive("max_nats", max_nats)
-    Phi, c = marginal.potential, marginal.c
-    idx = _local_minima(Phi, tol, max_nats)
+    Omega, c = marginal.potential, marginal.c
+    idx = _local_minima(Omega, tol, max_nats)
     mins = c[idx]
     nan2 = (math.nan, math.nan)
     if idx.size < 2:
         return MarginalBranches(P=marginal.P, minima=mins, barrier=math.nan, barrier_height=nan2,
                                 free_energy=nan2, copy_weight=nan2, alpha_1=nan2, loss=nan2)
     i0, i1 = idx[0], idx[-1]
-    k = i0 + int(np.argmax(Phi[i0:i1 + 1]))
+    k = i0 + int(np.argmax(Omega[i0:i1 + 1]))
     cs = float(c[k])
-    heights = (float(Phi[k] - Phi[i0]), float(Phi[k] - Phi[i1]))
+    heights = (float(Omega[k] - Omega[i0]), float(Omega[k] - Omega[i1]))
     basins = ((-np.inf, cs), (cs, np.inf))
     F = tuple(-math.log(marginal.mass(lo, hi)) for lo, hi in basins)
     mean = {w: tuple(marginal.mean(w, lo, hi) for lo, hi in basins) for w in ("c", "alpha_1")}
@@ -701,7 +701,7 @@ class MarginalTransition:
     P3 : float
         Equal basin free energies (equal posterior mass on either side of the barrier).
     P_lower, P_upper : float
-        The copy minimum of ``Phi(c)`` exists for ``P > P_lower``; the pooling
+        The copy minimum of ``Omega(c)`` exists for ``P > P_lower``; the pooling
         minimum for ``P < P_upper``.
     at_P3 : MarginalBranches
         The branches at ``P3``.
@@ -717,7 +717,7 @@ def log_odds_branches(marginal: CopyWeightMarginal, **kwargs) -> MarginalBranche
     """:func:`marginal_branches` of the same posterior in the log-odds ``y = ln c/(1-c)``.
 
     The density of ``y`` is ``p(c) c (1-c)``: the minima and the barrier of its
-    potential ``Phi(y) = -ln p(y)`` depend on the coordinate, the mass on either
+    potential ``Omega(y) = -ln p(y)`` depend on the coordinate, the mass on either
     side of a dividing point does not. The branches are reported as copy
     weights. ``kwargs`` go to :func:`marginal_branches`.
     """
@@ -839,9 +839,9 @@ class MarginalScan:
     mean, var : arrays
         Posterior mean and variance of ``c``.
     n_minima : int array
-        Number of local minima of ``Phi(c) = -ln p(c)`` (see :func:`marginal_branches`).
+        Number of local minima of ``Omega(c) = -ln p(c)`` (see :func:`marginal_branches`).
     barrier_height : array ``(n_P, 2)``
-        ``Phi(c*) - Phi(minimum)`` above the pooling (first) and the copy (last)
+        ``Omega(c*) - Omega(minimum)`` above the pooling (first) and the copy (last)
         minimum, nats; ``0`` with fewer than two minima.
     depth : array
         The smaller of the two: the depth of the shallower basin (``0`` with one minimum).
@@ -852,9 +852,9 @@ class MarginalScan:
         or at the fixed ``c_split`` if one was given (then ``+-inf`` where one side holds
         no mass in floating point).
     shoulder : array
-        The smallest slope of ``Phi`` pointing the wrong way, ``min(min_{c > c_0} Phi'(c),
-        min_{c < c_0} -Phi'(c))`` with ``c_0`` the global minimum, over the region
-        ``Phi < max_nats`` (nats per unit of ``c``, finite differences on the grid). It
+        The smallest slope of ``Omega`` pointing the wrong way, ``min(min_{c > c_0} Omega'(c),
+        min_{c < c_0} -Omega'(c))`` with ``c_0`` the global minimum, over the region
+        ``Omega < max_nats`` (nats per unit of ``c``, finite differences on the grid). It
         is positive with one minimum, negative with two, and continuous in ``P``:
         its minimum over ``P`` decides whether two minima exist at any ``P``.
     """
@@ -958,17 +958,17 @@ def marginal_scan(P_values, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=
     nmin = np.empty(n, dtype=int)
     heights = np.zeros((n, 2))
     for k in range(n):
-        Phi = logd[k].max() - logd[k]
-        p = np.exp(-Phi)
+        Omega = logd[k].max() - logd[k]
+        p = np.exp(-Omega)
         Z = np.trapezoid(p, c)
         mean[k] = np.trapezoid(p * c, c) / Z
         var[k] = np.trapezoid(p * (c - mean[k]) ** 2, c) / Z
-        dPhi = np.diff(Phi) / np.diff(c)
-        k0 = int(np.argmin(Phi))
-        low = (Phi[1:] < max_nats) & (Phi[:-1] < max_nats)
-        right, left = dPhi[k0:][low[k0:]], -dPhi[:k0][low[:k0]]
+        dOmega = np.diff(Omega) / np.diff(c)
+        k0 = int(np.argmin(Omega))
+        low = (Omega[1:] < max_nats) & (Omega[:-1] < max_nats)
+        right, left = dOmega[k0:][low[k0:]], -dOmega[:k0][low[:k0]]
         sh[k] = min(right.min() if right.size else np.inf, left.min() if left.size else np.inf)
-        idx = _local_minima(Phi, tol, max_nats)
+        idx = _local_minima(Omega, tol, max_nats)
         nmin[k] = idx.size
         if c_split is not None:  # +-inf if one side holds no mass in floating point
             m_pool = np.trapezoid(p * (c < c_split), c)
@@ -980,8 +980,8 @@ def marginal_scan(P_values, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=
                 dF[k] = math.nan
             continue
         i0, i1 = idx[0], idx[-1]
-        j = i0 + int(np.argmax(Phi[i0:i1 + 1]))
-        heights[k] = Phi[j] - Phi[i0], Phi[j] - Phi[i1]
+        j = i0 + int(np.argmax(Omega[i0:i1 + 1]))
+        heights[k] = Omega[j] - Omega[i0], Omega[j] - Omega[i1]
         depth[k], cs[k] = heights[k].min(), c[j]
         if c_split is None:
             m_pool = np.trapezoid(p * (c < c[j]), c)
@@ -1007,14 +1007,14 @@ class FiniteSizeRow:
         (the coarse scan's largest spacing there if it found them, else the fine scan's
         spacing): a coexistence window narrower than ``step`` can be missed.
     two_minima : bool
-        Whether ``Phi(c)`` has two local minima at some scanned ``P``.
+        Whether ``Omega(c)`` has two local minima at some scanned ``P``.
     max_depth : float
         Largest depth of the shallower basin over the evaluated sizes (nats; 0 if never two minima).
     shoulder : float
-        Smallest shoulder slope of ``Phi(c)`` over the deciding scan (see
+        Smallest shoulder slope of ``Omega(c)`` over the deciding scan (see
         :class:`MarginalScan`; nats per unit of ``c``): negative with two minima;
         positive, the margin by which the marginal misses a second minimum there
-        (it carries the grid-level noise of ``Phi``).
+        (it carries the grid-level noise of ``Omega``).
     P_lower, P_upper : float
         Spinodals (bisected to ``xtol``); ``nan`` without two minima.
     P3 : float
