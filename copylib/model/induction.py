@@ -11,7 +11,8 @@ Network (parameters ``g``: ``L x L``, ``K``: ``V x V``, ``W``: ``V x V``):
 * layer 1 is the causal positional head of M*: ``A1 = causal row-softmax(g)``,
   output ``H = A1 X`` (a copy head puts the previous token at every position);
 * layer 2 is a content head: query the current token ``x_l``, key layer 1's
-  output ``h_j``, score ``s_lj = x_l^T K h_j`` for ``j <= l``,
+  output ``h_j``, score ``s_lj = x_l^T K h_j`` for ``1 <= j <= l`` (0-based: the keys
+  that have a previous token, :func:`layer2_visible`),
   ``A2 = causal row-softmax(s)``; the value is the token ``x_j`` and the
   readout ``W``: ``F = A2 X W``.
 
@@ -37,7 +38,7 @@ from .network import ModelSpec, attention
 from .task import one_hot, sample_tokens
 
 __all__ = ["InductionSpec", "InductionData", "previous_occurrence", "induction_task", "induction_forward",
-           "layers_from_attention", "sequence_errors", "induction_energy", "layer1_copy_weight", "induction_accuracy",
+           "layer2_visible", "layers_from_attention", "sequence_errors", "induction_energy", "layer1_copy_weight", "induction_accuracy",
            "induction_keys", "induction_attention_score"]
 
 
@@ -123,8 +124,17 @@ def induction_task(P: int, L: int, V: int, rng: np.random.Generator) -> Inductio
     return InductionData(tokens=tokens, X=X, Y=Y, mask=mask)
 
 
-def _causal(L: int, like: torch.Tensor) -> torch.Tensor:
-    return torch.ones(L, L, dtype=torch.bool, device=like.device).tril()
+def layer2_visible(L: int) -> torch.Tensor:
+    """Keys layer 2 can attend to, bool ``(L, L)``: ``1 <= j <= l`` (0-based), and row 0 sees itself.
+
+    Position 0 has no previous token, so its layer-1 output ``h_0 = x_0`` would pose as the
+    follower of an occurrence of ``x_0``; it is excluded as a key. Row 0 (always masked in the
+    loss) attends to itself so that every row is a distribution.
+    """
+    L = check_int("L", L, 2)
+    visible = torch.ones(L, L, dtype=torch.bool).tril()
+    visible[1:, 0] = False
+    return visible
 
 
 def _as_tensor(name, a):
@@ -145,7 +155,7 @@ def layers_from_attention(A1, K, W, X):
     # batched matrix products (not einsum): the batches are many tiny matrices
     H = A1[..., None, :, :] @ X
     scores = (X @ K[..., None, :, :]) @ H.transpose(-1, -2)
-    scores = scores.masked_fill(~_causal(L, scores), -torch.inf)
+    scores = scores.masked_fill(~layer2_visible(L), -torch.inf)
     A2 = torch.softmax(scores, dim=-1)
     F = (A2 @ X) @ W[..., None, :, :]
     return A2, F
@@ -169,7 +179,7 @@ def induction_forward(g, K, W, X):
 
     g : ``(..., L, L)`` layer-1 logits; K, W : ``(..., V, V)``; X : ``(..., P, L, V)`` one-hot
     (the parameters' batch dimensions ``...`` broadcast against those of ``X`` before ``P``).
-    Returns ``A1 (..., L, L)``, ``A2 (..., P, L, L)`` (row ``l`` over ``j <= l``) and the output
+    Returns ``A1 (..., L, L)``, ``A2 (..., P, L, L)`` (row ``l`` over ``1 <= j <= l``) and the output
     ``F (..., P, L, V)``. Numpy in gives numpy out; tensors keep autograd.
     """
     as_numpy = not any(isinstance(a, torch.Tensor) for a in (g, K, W, X))
