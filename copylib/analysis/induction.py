@@ -20,7 +20,7 @@ from ..arguments import as_real_array, check_finite, check_generator, check_int,
 from ..cache import cached
 from ..inference.langevin import langevin
 from ..model.induction import (InductionData, InductionSpec, induction_accuracy, induction_attention_score,
-                               induction_keys, induction_task, layer1_copy_weight,
+                               induction_keys, induction_prior, induction_task, layer1_copy_weight,
                                layers_from_attention, sequence_errors)
 from ..model.network import attention
 
@@ -75,11 +75,6 @@ def _stacked_data(datasets):
             torch.as_tensor(np.stack([d.mask for d in datasets]), dtype=torch.float64))
 
 
-def _prior(g, K, W, spec):
-    return ((g ** 2).sum((-1, -2)) / (2 * spec.sigma_G ** 2) + (K ** 2).sum((-1, -2)) / (2 * spec.sigma_K ** 2)
-            + (W ** 2).sum((-1, -2)) / (2 * spec.omega))
-
-
 def _evaluate(g, K, W, test: InductionData):
     """Layer-1 copy weight, layer-2 induction score and accuracy, held-out squared error, each ``(R,)``."""
     A1 = attention(g, "softmax", causal=True)
@@ -113,7 +108,7 @@ def _sweep(P, spec, datasets, test, generator, n_steps, lr, lr_final, init_scale
         A1 = attention(g, "softmax", causal=True)
         # one padded batch: few large tensor operations beat a loop over P for these small sizes
         sse = (sequence_errors(A1, K, W, X[:, None], Y[:, None], mask[:, None]) * weight).sum(-1)
-        objective = sse / (2 * spec.sigma_sq) + _prior(g, K, W, spec)
+        objective = sse / (2 * spec.sigma_sq) + induction_prior(g, K, W, spec)
         if step in record_at:
             with torch.no_grad():
                 c1, score, _, _ = _evaluate(g.flatten(0, 1), K.flatten(0, 1), W.flatten(0, 1), test)
@@ -249,13 +244,14 @@ def _sample(P, spec, data, generator, n_chains, n_steps, n_warmup, thin, init):
     def energy(p):
         A1 = attention(p["g"], "softmax", causal=True)
         err = sequence_errors(A1, p["K"], p["W"], X, Y, mask)  # (R, P_max)
-        return (err * weight).sum(-1) / (2 * spec.sigma_sq) + _prior(p["g"], p["K"], p["W"], spec)
+        return (err * weight).sum(-1) / (2 * spec.sigma_sq) + induction_prior(p["g"], p["K"], p["W"], spec)
 
     def record(p):
         A1 = attention(p["g"], "softmax", causal=True)
         A2, _ = layers_from_attention(A1, p["K"], p["W"], X)
         score = (A2 * keys).sum(-1) * mask  # (R, P_max, L)
-        return {"c1": layer1_copy_weight(A1), "score": (score.sum(-1) * weight).sum(-1) / (mask.sum(-1) * weight).sum(-1)}
+        n_targets = (mask.sum(-1) * weight).sum(-1)
+        return {"c1": layer1_copy_weight(A1), "score": (score.sum(-1) * weight).sum(-1) / n_targets}
 
     sd = {"g": spec.sigma_G, "K": spec.sigma_K, "W": spec.omega ** 0.5}
     if init is None:

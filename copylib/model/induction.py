@@ -38,8 +38,8 @@ from .network import ModelSpec, attention
 from .task import one_hot, sample_tokens
 
 __all__ = ["InductionSpec", "InductionData", "previous_occurrence", "induction_task", "induction_forward",
-           "layer2_visible", "layers_from_attention", "sequence_errors", "induction_energy", "layer1_copy_weight", "induction_accuracy",
-           "induction_keys", "induction_attention_score"]
+           "layer2_visible", "layers_from_attention", "sequence_errors", "induction_prior", "induction_energy",
+           "layer1_copy_weight", "induction_accuracy", "induction_keys", "induction_attention_score"]
 
 
 @dataclass(frozen=True)
@@ -219,8 +219,16 @@ def induction_energy(g, K, W, data: InductionData, spec: InductionSpec):
     mask = torch.as_tensor(data.mask, dtype=torch.float64)
     A1 = attention(g, "softmax", causal=True)
     sse = sequence_errors(A1, K, W, X, Y, mask).sum(-1)
-    return (sse / (2 * spec.sigma_sq) + (g ** 2).sum((-1, -2)) / (2 * spec.sigma_G ** 2)
-            + (K ** 2).sum((-1, -2)) / (2 * spec.sigma_K ** 2) + (W ** 2).sum((-1, -2)) / (2 * spec.omega))
+    return sse / (2 * spec.sigma_sq) + induction_prior(g, K, W, spec)
+
+
+def induction_prior(g, K, W, spec: InductionSpec):
+    """The prior part of ``U``: ``|g|^2/(2 sigma_G^2) + |K|^2/(2 sigma_K^2) + |W|^2/(2 omega)``, shape ``(...)``.
+
+    Tensors ``g (..., L, L)``, ``K, W (..., V, V)`` (autograd kept); inner function, shapes unchecked.
+    """
+    return ((g ** 2).sum((-1, -2)) / (2 * spec.sigma_G ** 2) + (K ** 2).sum((-1, -2)) / (2 * spec.sigma_K ** 2)
+            + (W ** 2).sum((-1, -2)) / (2 * spec.omega))
 
 
 def layer1_copy_weight(A1):

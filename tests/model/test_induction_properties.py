@@ -35,7 +35,7 @@ def test_task_targets_follow_the_previous_occurrence(P, L, V, seed):
 
 @covers(ind.InductionSpec, ind.induction_forward, ind.layers_from_attention, ind.sequence_errors,
         ind.induction_energy, ind.layer1_copy_weight, ind.induction_accuracy, ind.induction_attention_score,
-        ind.layer2_visible)
+        ind.layer2_visible, ind.induction_prior)
 @budget(15)
 @given(L=sizes, V=sizes, seed=st.integers(0, 2**16), scale=st.floats(0.0, 5.0))
 def test_network_outputs_are_distributions_and_energy_is_finite(L, V, seed, scale):
