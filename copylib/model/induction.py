@@ -6,7 +6,7 @@ earlier position holding the same token, ``x_{p(l)} = x_l``; the target is the
 token that followed it, ``y_l = x_{p(l)+1}``. Where the current token has not
 occurred before there is no target: the position is masked out of the loss.
 
-Network (parameters ``g``: ``L x L``, ``K``: ``V x V``, ``W``: ``V x V``):
+Network (parameters ``g``: ``L x L``, ``K``: ``V x V``, the key matrix written W_K in the book, ``W``: ``V x V``):
 
 * layer 1 is the causal positional head of M*: ``A1 = causal row-softmax(g)``,
   output ``H = A1 X`` (a copy head puts the previous token at every position);
