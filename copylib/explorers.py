@@ -562,3 +562,58 @@ def threshold_explorer(table, default: tuple | None = None):
         return fig
 
     return frames.frame_explorer(axes, draw)
+
+
+def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
+    """The two heads of a trained induction network at one ``P``.
+
+    A1 : ``(L, L)`` layer-1 (positional) attention; K : ``(V, V)`` layer-2 key matrix
+    (query token x key token); tokens : ``(L,)`` one example sequence; A2 : ``(L, L)`` layer-2
+    attention on that sequence, with its induction keys (``x_{j-1} = x_l``) ringed.
+    Returns the matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    A1, A2 = _check_attention(A1), _check_attention(A2)
+    K = np.asarray(K, dtype=float)
+    tokens = np.asarray(tokens)
+    L = A1.shape[0]
+    if A2.shape != A1.shape or tokens.shape != (L,) or K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"need A1, A2 (L, L), tokens (L,) and K (V, V); got {A1.shape}, {A2.shape}, "
+                         f"{tokens.shape}, {K.shape}")
+    P = check_positive("P", P)
+    fig, axs = plt.subplots(1, 3, figsize=(11, 3.6))
+    c1 = float(np.diagonal(A1, -1).mean())
+    for ax, M, name in ((axs[0], A1, f"layer 1: positional head, copy weight {c1:.2f}"),
+                        (axs[2], A2, "layer 2 on the sequence below the axis")):
+        im = ax.imshow(M, cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+        ax.set_xlabel("key position")
+        ax.set_ylabel("query position")
+        ax.set_title(name, fontsize=9)
+    fig.colorbar(im, ax=axs[2], fraction=0.046, pad=0.04, label="attention weight")
+    keys = np.argwhere((tokens[:, None] == np.r_[-1, tokens[:-1]][None, :]) & np.tri(L, dtype=bool))
+    axs[2].plot(keys[:, 1], keys[:, 0], "o", mfc="none", mec="r", ms=9, label="induction key")
+    axs[2].set_xticks(range(L), [str(t) for t in tokens], fontsize=7)
+    axs[2].legend(fontsize=7, loc="upper right")
+    lim = max(np.abs(K).max(), 1e-12)
+    im = axs[1].imshow(K, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+    fig.colorbar(im, ax=axs[1], fraction=0.046, pad=0.04, label="K entry")
+    axs[1].set_xlabel("key token")
+    axs[1].set_ylabel("query token")
+    axs[1].set_title(f"layer 2: key matrix K (diagonal mean {np.diag(K).mean():.2f})", fontsize=9)
+    fig.suptitle(f"{title} P = {P:.4g}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def induction_explorer(P_values, A1, K, tokens, A2, default: float | None = None):
+    """:func:`induction_figure` at each ``P`` of ``P_values`` (``A1, A2 (n_P, L, L)``, ``K (n_P, V, V)``,
+    one example sequence ``tokens (L,)``), behind a slider that works on the website."""
+    P_list = [float(p) for p in np.asarray(P_values, dtype=float)]
+    A1, K, A2 = (np.asarray(a, dtype=float) for a in (A1, K, A2))
+    if not (A1.shape[0] == K.shape[0] == A2.shape[0] == len(P_list)):
+        raise ValueError("A1, K and A2 need one entry per P of P_values")
+    index = {p: i for i, p in enumerate(P_list)}
+    axes = [_p_axis(P_list, default)]
+    return frames.frame_explorer(axes, lambda P: induction_figure(A1[index[P]], K[index[P]], tokens,
+                                                                   A2[index[P]], P, "two-layer network,"))

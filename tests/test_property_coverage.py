@@ -47,6 +47,7 @@ PROPERTY_MODULES = (
     "test_causal_theory_properties",
     "test_plugin_loss_properties",
     "test_reduced_action_properties",
+    "test_induction_properties",
 )
 
 

@@ -4,5 +4,6 @@
 * :mod:`copylib.analysis.scaling` -- critical sample sizes, power-law fits, crossovers;
 * :mod:`copylib.analysis.predictability` -- forecasts of a transition from below;
 * :mod:`copylib.analysis.causal` -- the order in which rows switch, bimodality of sampled draws;
-* :mod:`copylib.analysis.linear`, :mod:`copylib.analysis.softmax` -- the linear and softmax chapters' analyses.
+* :mod:`copylib.analysis.linear`, :mod:`copylib.analysis.softmax` -- the linear and softmax chapters' analyses;
+* :mod:`copylib.analysis.induction` -- the induction chapter's Adam sweeps and posterior sampling.
 """

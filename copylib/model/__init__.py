@@ -4,5 +4,6 @@
 * :mod:`copylib.model.attention` -- the registry of attention kinds (forward, backward, prior push-forward);
 * :mod:`copylib.model.network` -- :class:`~copylib.model.network.ModelSpec`, attention, network output, priors;
 * :mod:`copylib.model.statistics` -- the co-occurrence statistics a data set enters through;
-* :mod:`copylib.model.losses` -- test and train losses and the reference predictors.
+* :mod:`copylib.model.losses` -- test and train losses and the reference predictors;
+* :mod:`copylib.model.induction` -- the induction task and a two-layer attention-only network for it.
 """

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "_ext"))
 from exercise_list import LEVELS, exercises_of  # noqa: E402
 
 MINIMUM = {"copy_task": 3, "marginalisation": 3, "order_parameters": 3, "linear_attention": 3,
-           "softmax_attention": 3, "scaling": 3, "causal_mask": 1, "predictability": 1}
+           "softmax_attention": 3, "scaling": 3, "causal_mask": 1, "predictability": 1, "induction_head": 2}
 
 
 def _exercises(chapter: str) -> list[dict]:

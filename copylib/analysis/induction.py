@@ -1,0 +1,292 @@
+"""The induction chapter's experiments: Adam across sample sizes and seeds, and posterior sampling.
+
+* :func:`induction_sweep` -- MAP training (Adam) of the two-layer network of
+  :mod:`copylib.model.induction` for every pair (seed, ``P``), all runs in one batch;
+  the data sets of one seed are nested, so ``P`` is the only thing that changes along a row;
+* :func:`sample_induction_posterior` -- MALA on the full posterior ``exp(-U(g, K, W))``
+  (:func:`copylib.inference.langevin.langevin`), chains at several ``P`` at once;
+* :func:`onset` -- where an observable has risen half way between its ends, interpolated in ``ln P``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
+from ..cache import cached
+from ..inference.langevin import langevin
+from ..model.induction import (InductionData, InductionSpec, induction_accuracy, induction_attention_score,
+                               induction_keys, induction_prior, induction_task, layer1_copy_weight,
+                               layers_from_attention, sequence_errors)
+from ..model.network import attention
+
+__all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior", "onset"]
+
+
+@dataclass
+class InductionSweep:
+    """Adam runs of the two-layer network, one per seed and sample size (numpy arrays).
+
+    P : ``(n_P,)``; steps : ``(n_rec,)`` the recorded steps. Final values, ``(n_seeds, n_P)``:
+    c1 (layer-1 copy weight), score (layer-2 attention mass on the induction keys, held-out data),
+    accuracy (held-out induction accuracy), test_mse (held-out squared error per masked position),
+    objective (``U`` at the end). Curves ``(n_seeds, n_P, n_rec)``: c1_curve, score_curve,
+    train_mse_curve. Parameters: g ``(n_seeds, n_P, L, L)``, K, W ``(n_seeds, n_P, V, V)``.
+    """
+
+    P: np.ndarray
+    steps: np.ndarray
+    c1: np.ndarray
+    score: np.ndarray
+    accuracy: np.ndarray
+    test_mse: np.ndarray
+    objective: np.ndarray
+    c1_curve: np.ndarray
+    score_curve: np.ndarray
+    train_mse_curve: np.ndarray
+    g: np.ndarray
+    K: np.ndarray
+    W: np.ndarray
+
+
+def _check_P_values(P_values) -> np.ndarray:
+    P = np.asarray(P_values)
+    if P.ndim != 1 or P.size == 0:
+        raise ValueError("P_values must be a non-empty 1-d sequence of integers >= 1")
+    P = np.array([check_int("P_values entries", p, 1) for p in P.tolist()])
+    if not (np.diff(P) > 0).all():
+        raise ValueError("P_values must be strictly increasing")
+    return P
+
+
+def _check_spec(spec) -> InductionSpec:
+    if not isinstance(spec, InductionSpec):
+        raise TypeError(f"spec must be an InductionSpec, got {type(spec).__name__}")
+    return spec
+
+
+def _stacked_data(datasets):
+    """The seeds' data sets stacked: ``X, Y (S, P_max, L, V)`` and ``mask (S, P_max, L)`` as float64 tensors."""
+    return (torch.as_tensor(np.stack([d.X for d in datasets])), torch.as_tensor(np.stack([d.Y for d in datasets])),
+            torch.as_tensor(np.stack([d.mask for d in datasets]), dtype=torch.float64))
+
+
+def _evaluate(g, K, W, test: InductionData):
+    """Layer-1 copy weight, layer-2 induction score and accuracy, held-out squared error, each ``(R,)``."""
+    A1 = attention(g, "softmax", causal=True)
+    A2, F = layers_from_attention(A1, K, W, torch.as_tensor(test.X))
+    mask = torch.as_tensor(test.mask)
+    mse = (((F - torch.as_tensor(test.Y)) ** 2).sum(-1) * mask).sum((-1, -2)) / mask.sum()
+    return layer1_copy_weight(A1), induction_attention_score(A2, test), induction_accuracy(F, test), mse
+
+
+def _padded(P):
+    """Runs at ``P[i]`` see the first ``P[i]`` sequences of the nested data: weights ``(n_P, P_max)``."""
+    weight = (np.arange(P[-1])[None, :] < P[:, None]).astype(float)  # (n_P, P_max)
+    return torch.as_tensor(weight)
+
+
+def _sweep(P, spec, datasets, test, generator, n_steps, lr, lr_final, init_scale, n_records):
+    n_seeds, n_P, L, V = len(datasets), P.size, spec.L, spec.V
+    X, Y, mask = _stacked_data(datasets)
+    weight = _padded(P).expand(n_seeds, -1, -1)  # (S, n_P, P_max): run (s, i) sees the first P[i] sequences
+    n_masked = (mask.sum(-1)[:, None] * weight).sum(-1)  # (S, n_P)
+    params = [init_scale * torch.randn(n_seeds, n_P, *shape, generator=generator, dtype=torch.float64)
+              for shape in ((L, L), (V, V), (V, V))]
+    for p in params:
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(params, lr=lr)
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=(lr_final / lr) ** (1.0 / n_steps))
+    record_at = np.unique(np.linspace(0, n_steps, n_records).round().astype(int))
+    curves = {"c1": [], "score": [], "mse": []}
+    for step in range(n_steps + 1):
+        g, K, W = params
+        A1 = attention(g, "softmax", causal=True)
+        # one padded batch: few large tensor operations beat a loop over P for these small sizes
+        sse = (sequence_errors(A1, K, W, X[:, None], Y[:, None], mask[:, None]) * weight).sum(-1)
+        objective = sse / (2 * spec.sigma_sq) + induction_prior(g, K, W, spec)
+        if step in record_at:
+            with torch.no_grad():
+                c1, score, _, _ = _evaluate(g.flatten(0, 1), K.flatten(0, 1), W.flatten(0, 1), test)
+            curves["c1"].append(c1), curves["score"].append(score), curves["mse"].append((sse / n_masked).detach())
+        if step == n_steps:
+            break
+        opt.zero_grad()
+        objective.sum().backward()  # runs are independent: Adam is elementwise
+        opt.step()
+        sched.step()
+    if not torch.isfinite(objective).all():
+        raise FloatingPointError("Adam diverged (non-finite objective); lower lr")
+    with torch.no_grad():
+        c1, score, acc, mse = _evaluate(g.flatten(0, 1), K.flatten(0, 1), W.flatten(0, 1), test)
+    shape = (n_seeds, n_P)
+    out = {"c1": c1, "score": score, "accuracy": acc, "test_mse": mse, "objective": objective.detach()}
+    out = {k: v.numpy().reshape(shape) for k, v in out.items()}
+    out.update(P=P, steps=record_at)
+    for name, key in (("c1", "c1_curve"), ("score", "score_curve"), ("mse", "train_mse_curve")):
+        out[key] = torch.stack(curves[name], -1).numpy().reshape(shape + (-1,))
+    for name, p in zip(("g", "K", "W"), params):
+        out[name] = p.detach().numpy()
+    return out
+
+
+def induction_sweep(P_values, spec: InductionSpec, rng: np.random.Generator, *, n_seeds: int = 4,
+                    n_steps: int = 600, lr: float = 0.05, lr_final: float = 0.005, init_scale: float = 0.1,
+                    n_test: int = 256, n_records: int = 16, cache: bool = False) -> InductionSweep:
+    """Adam (full batch) on the MAP objective ``U`` for every seed and every ``P``, all runs batched.
+
+    P_values : strictly increasing integers >= 1. Seed ``s`` draws one data set of ``max(P)``
+    sequences from ``rng``; the run at ``P`` trains on its first ``P`` (nested data), from its own
+    random start (entries ``N(0, init_scale^2)`` for ``g``, ``K``, ``W``, drawn from a torch generator
+    seeded by ``rng``). The held-out set (``n_test`` sequences, also from ``rng``) is shared.
+    The learning rate decays geometrically from ``lr`` to ``lr_final``; ``n_records`` evenly spaced
+    steps are recorded. ``cache=True`` keeps the result in the result cache (:mod:`copylib.cache`).
+    """
+    P = _check_P_values(P_values)
+    spec = _check_spec(spec)
+    check_generator("rng", rng)
+    n_seeds, n_steps = check_int("n_seeds", n_seeds, 1), check_int("n_steps", n_steps, 1)
+    n_test, n_records = check_int("n_test", n_test, 1), check_int("n_records", n_records, 2)
+    lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
+    init_scale = check_positive("init_scale", init_scale)
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    datasets = [induction_task(int(P[-1]), spec.L, spec.V, rng) for _ in range(n_seeds)]
+    test = induction_task(n_test, spec.L, spec.V, rng)
+    seed = int(rng.integers(2**62))
+
+    def compute():
+        return _sweep(P, spec, datasets, test, torch.Generator().manual_seed(seed), n_steps, lr, lr_final,
+                      init_scale, n_records)
+
+    if cache:
+        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": np.stack([d.tokens for d in datasets]),
+                  "test": test.tokens, "seed": seed, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
+                  "init_scale": init_scale, "n_records": n_records}
+        out = cached(compute, params, name="induction_sweep")
+    else:
+        out = compute()
+    return InductionSweep(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionSweep)})
+
+
+@dataclass
+class InductionSampling:
+    """MALA chains of the two-layer posterior: ``P (n_P,)``; per chain ``(n_P, n_chains, n_kept)``
+    draws of the layer-1 copy weight ``c1`` and of the layer-2 induction score ``score`` (on the
+    chain's training data); ``accept_rate (n_P, n_chains)``."""
+
+    P: np.ndarray
+    c1: np.ndarray
+    score: np.ndarray
+    accept_rate: np.ndarray
+
+
+def sample_induction_posterior(P_values, spec: InductionSpec, rng: np.random.Generator, *, n_chains: int = 4,
+                               n_steps: int = 1000, n_warmup: int = 500, thin: int = 10, init: dict | None = None,
+                               cache: bool = False) -> InductionSampling:
+    """MALA on ``exp(-U(g, K, W))`` at every ``P`` (nested data from one draw of ``rng``).
+
+    Chains start from prior draws, or with ``init`` (``{"g": (n_P, L, L), "K": (n_P, V, V),
+    "W": (n_P, V, V)}``, e.g. Adam's solutions) every chain at ``P[i]`` starts from entry ``i``.
+    Step sizes adapt in the warmup (per chain), length scales are the prior standard deviations.
+    Records ``c1`` and the induction score on the training data.
+    """
+    P = _check_P_values(P_values)
+    spec = _check_spec(spec)
+    check_generator("rng", rng)
+    n_chains = check_int("n_chains", n_chains, 1)
+    n_steps, n_warmup, thin = check_int("n_steps", n_steps, 1), check_int("n_warmup", n_warmup, 0), \
+        check_int("thin", thin, 1)
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    if init is not None:
+        init = _check_init(init, P.size, spec)
+    data = induction_task(int(P[-1]), spec.L, spec.V, rng)
+    seed = int(rng.integers(2**62))
+
+    def compute():
+        return _sample(P, spec, data, torch.Generator().manual_seed(seed), n_chains, n_steps, n_warmup, thin, init)
+
+    if cache:
+        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "seed": seed, "init": init,
+                  "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup, "thin": thin}
+        out = cached(compute, params, name="induction_posterior")
+    else:
+        out = compute()
+    return InductionSampling(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionSampling)})
+
+
+def _check_init(init, n_P, spec):
+    if not isinstance(init, dict) or set(init) != {"g", "K", "W"}:
+        raise ValueError("init must be a dict with the keys 'g', 'K', 'W'")
+    out = {}
+    for name, shape in (("g", (n_P, spec.L, spec.L)), ("K", (n_P, spec.V, spec.V)), ("W", (n_P, spec.V, spec.V))):
+        a = as_real_array(f"init[{name!r}]", init[name])
+        if a.shape != shape:
+            raise ValueError(f"init[{name!r}] must have shape {shape} (one state per P), got {a.shape}")
+        check_finite(f"init[{name!r}]", a)
+        out[name] = a
+    return out
+
+
+def _sample(P, spec, data, generator, n_chains, n_steps, n_warmup, thin, init):
+    n_P, L, V = P.size, spec.L, spec.V
+    R = n_P * n_chains
+    weight = _padded(P).repeat_interleave(n_chains, 0)  # (R, P_max)
+    X, Y = torch.as_tensor(data.X), torch.as_tensor(data.Y)
+    mask = torch.as_tensor(data.mask, dtype=torch.float64)
+    keys = torch.as_tensor(induction_keys(data.tokens), dtype=torch.float64)
+
+    def energy(p):
+        A1 = attention(p["g"], "softmax", causal=True)
+        err = sequence_errors(A1, p["K"], p["W"], X, Y, mask)  # (R, P_max)
+        return (err * weight).sum(-1) / (2 * spec.sigma_sq) + induction_prior(p["g"], p["K"], p["W"], spec)
+
+    def record(p):
+        A1 = attention(p["g"], "softmax", causal=True)
+        A2, _ = layers_from_attention(A1, p["K"], p["W"], X)
+        score = (A2 * keys).sum(-1) * mask  # (R, P_max, L)
+        n_targets = (mask.sum(-1) * weight).sum(-1)
+        return {"c1": layer1_copy_weight(A1), "score": (score.sum(-1) * weight).sum(-1) / n_targets}
+
+    sd = {"g": spec.sigma_G, "K": spec.sigma_K, "W": spec.omega ** 0.5}
+    if init is None:
+        init = {name: sd[name] * torch.randn(R, *shape, generator=generator, dtype=torch.float64)
+                for name, shape in (("g", (L, L)), ("K", (V, V)), ("W", (V, V)))}
+    else:
+        init = {name: torch.as_tensor(a).repeat_interleave(n_chains, 0) for name, a in init.items()}
+    res = langevin(energy, init, n_steps, 0.01, generator, n_warmup=n_warmup, thin=thin, record=record,
+                   scales=sd)
+    shape = (n_P, n_chains)
+    return {"P": P, "c1": res.samples["c1"].reshape(shape + (-1,)),
+            "score": res.samples["score"].reshape(shape + (-1,)), "accept_rate": res.accept_rate.reshape(shape)}
+
+
+def onset(P, y):
+    """Where ``y`` first reaches half way between its first and last value, interpolated in ``ln P``.
+
+    P : ``(n,)`` increasing sizes > 0; y : ``(n,)`` or ``(n, k)`` (one column per curve, e.g. per seed)
+    with ``y[-1] != y[0]``. Returns a float, or ``(k,)``.
+    """
+    P = as_real_array("P", P)
+    if P.ndim != 1 or P.size < 2 or not (P > 0).all() or not (np.diff(P) > 0).all():
+        raise ValueError("P must be a 1-d increasing array of at least 2 sizes > 0")
+    y = as_real_array("y", y)
+    if y.ndim not in (1, 2) or y.shape[0] != P.size:
+        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k), got {y.shape}")
+    check_finite("y", y)
+    Y = y.reshape(P.size, -1)
+    span = Y[-1] - Y[0]
+    if (span == 0).any():
+        raise ValueError("y must differ between the first and the last P (no rise to locate)")
+    u = (Y - Y[0]) / span
+    out = np.empty(Y.shape[1])
+    for k in range(Y.shape[1]):
+        i = int(np.argmax(u[:, k] >= 0.5))
+        t = (0.5 - u[i - 1, k]) / (u[i, k] - u[i - 1, k])
+        out[k] = np.exp(np.log(P[i - 1]) + t * (np.log(P[i]) - np.log(P[i - 1])))
+    return float(out[0]) if y.ndim == 1 else out
