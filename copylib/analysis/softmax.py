@@ -37,7 +37,7 @@ from ..model.statistics import cooccurrence
 from ..model.task import copy_task
 from ..posterior.evidence import optimal_readout
 from ..posterior.order_parameters import copy_attention
-from ..model.network import ModelSpec, attention, attention_logits
+from ..model.network import ModelSpec, attention, attention_logits, check_spec
 from ..model.task import shift_matrix
 
 __all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "sample_two_starts", "p3_from_hopping",
@@ -144,10 +144,9 @@ def sample_two_starts(P_values, spec: ModelSpec, n_data: int, n_steps: int, *, n
     and, for each ``P``, ``(c, alpha_1, energy)``, each of shape
     ``(n_data, 2, n_kept)`` (data set, start: 0 uniform / 1 planted, draw), with the copy
     weight ``c = gamma_1 / L`` and ``alpha_1`` of every draw (rows of softmax
-    attention sum to one, ``m = 1``). ``cache`` as in :func:`sample_collapsed_posterior`.
+    attention sum to one, ``m = 1``). ``cache`` as in :func:`~copylib.inference.posterior_sampling.sample_collapsed_posterior`.
     """
-    if spec.kind != "softmax":
-        raise ValueError(f"spec.kind must be 'softmax', got {spec.kind!r}")
+    spec = check_spec(spec, kind="softmax", theory="sample_two_starts")
     P_values = [check_int("P", P, minimum=1) for P in P_values]
     n_data = check_int("n_data", n_data, minimum=1)
     L, V = spec.L, spec.V
