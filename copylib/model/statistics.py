@@ -3,13 +3,13 @@
 Everything the network's squared error (and the evidence with ``W`` integrated
 out) needs from the data is the token co-occurrence tensor
 
-    C[l, m] = sum_mu x_l^mu (x_m^mu)^T        shape (L, L, V, V).
+    C[j, k] = sum_mu x_j^mu (x_k^mu)^T        shape (L, L, V, V).
 
 With ``Phi`` the stacked rows of ``A X^mu`` and ``Y^mu = T X^mu``:
 
-    Phi^T Phi = sum_lm (A^T A)_lm C[l, m]
-    Phi^T Y   = sum_lm (A^T T)_lm C[l, m]
-    tr Y^T Y  = sum_lm (T^T T)_lm tr C[l, m]
+    Phi^T Phi = sum_jk (A^T A)_jk C[j, k]
+    Phi^T Y   = sum_jk (A^T T)_jk C[j, k]
+    tr Y^T Y  = sum_jk (T^T T)_jk tr C[j, k]
 
 so one evaluation costs O(L^2 V^2) whatever the number of sequences ``P``.
 """
@@ -179,7 +179,7 @@ class BatchedReadoutMoments:
     target ``T = shift_matrix(L, cyclic)``; the step from ``dA`` on to the logits is the
     attention kind's ``backward`` (:class:`copylib.model.attention.AttentionKind`).
 
-    ``K = sum_lm M1_lm C[l, m]`` with ``M1 = A^T A`` and ``B`` likewise with
+    ``K = sum_jk M1_jk C[j, k]`` with ``M1 = A^T A`` and ``B`` likewise with
     ``M2 = A^T T``: one batched product ``(R, 2, L^2) x (R, L^2, V^2)`` with the
     flattened co-occurrence tensor. Backwards, with ``D_k = sum_ab (dK or dB)_ab
     C[:, :, a, b]`` (one product ``(R, 2, V^2) x (R, V^2, L^2)``),
