@@ -74,7 +74,7 @@ def refine_largest_drop(values_on: Callable, P, values, levels: int = 2, k: int 
     drop into ``k`` sub-intervals evenly in ``ln P`` (:func:`geometric_grid`, so
     rounding may leave fewer points) and evaluates ``values_on`` there; each further
     level splits the sub-interval of the largest drop of the previous level.
-    Returns one ``(grid, values, rho)`` per level, ``rho`` the
+    Returns one ``(grid, values, psi)`` per level, ``psi`` the
     :func:`step_concentration` of that level: above ``1/2`` at every level for a
     jump, about ``1/k`` for a change that is smooth on the level's scale.
     """
