@@ -8,10 +8,10 @@ Order parameters and the reduced action
 An attention matrix is written ``A = m J/L + q (S - J/L) + A_perp``
 (:func:`copylib.posterior.order_parameters.order_parameters`): ``m`` pooling, ``q`` copy,
 ``r2 = |A_perp|^2`` the weight of the ``n = L^2 - 2`` transverse directions.
-With ``c_L = L (L-1)/(L^2 - 2)`` (see :func:`transverse_row_sum_factor`) the
+With ``xi_L = L (L-1)/(L^2 - 2)`` (see :func:`transverse_row_sum_factor`) the
 four invariants of the plug-in action are taken as
 
-    alpha_1 = m^2 + (L-1) q^2 + r2,      alpha_2 = L m^2 + c_L r2,
+    alpha_1 = m^2 + (L-1) q^2 + r2,      alpha_2 = L m^2 + xi_L r2,
     gamma_1 = m + (L-1) q,               gamma_2 = L m.
 
 Three versions of the action ``S(m, q)`` (units: nats; only ``A``-dependent
@@ -28,14 +28,14 @@ terms, so ``S(0, 0) = 0`` for "mean_field" and "map"):
   We use the entropy ``-(n/2) ln r2`` (the book's choice; the ``-1`` is an
   ``O(1/n)`` correction) and normalise so that without data the transverse
   term vanishes at its minimum ``r2 = n s_c^2`` (= the exact prior mean of
-  ``r2``). With ``rho = r2/(n s_c^2)`` the transverse term is
+  ``r2``). With ``Lambda = r2/(n s_c^2)`` the transverse term is
 
-      (n/2) (rho - 1 - ln rho)   (>= 0, = r2/(2 s_c^2) - (n/2) ln r2 + const).
+      (n/2) (Lambda - 1 - ln Lambda)   (>= 0, = r2/(2 s_c^2) - (n/2) ln r2 + const).
 
   The data enter through ``alpha_1`` (exact: ``|A|^2`` is additive over
   orthogonal directions) and ``alpha_2`` (``|A 1|^2 = L m^2 + |A_perp 1|^2``
   exactly, because ``<A_perp, J> = 0`` and ``(S - J/L) 1 = 0``; the
-  isotropic average of ``|A_perp 1|^2`` over the shell is ``c_L r2``).
+  isotropic average of ``|A_perp 1|^2`` over the shell is ``xi_L r2``).
   ``gamma_1, gamma_2`` do not see ``A_perp`` (it is orthogonal to ``S`` and
   ``J``). ``r2`` is then fixed by its saddle point (minimised, not
   integrated: ``n`` is large, the width correction is ``O(ln n)`` and
@@ -165,7 +165,7 @@ def _const(spec: ModelSpec) -> _Const:
 
 
 def transverse_row_sum_factor(L: int) -> float:
-    """``c_L = L (L-1) / (L^2 - 2)``: the isotropic average of ``|A_perp 1|^2 / |A_perp|^2``.
+    """``xi_L = L (L-1) / (L^2 - 2)``: the isotropic average of ``|A_perp 1|^2 / |A_perp|^2``.
 
     Derivation. ``|A 1|^2 = vec(A)^T Q vec(A)`` with ``Q = I_L ⊗ 1 1^T``
     (``tr Q = L^2``; eigenvalue ``L`` on the ``L`` row-constant matrices
@@ -174,7 +174,7 @@ def transverse_row_sum_factor(L: int) -> float:
     and of ``S - J/L`` (zero row sums, ``Q (S - J/L) = 0``), dimension
     ``n = L^2 - 2``. For ``A_perp`` uniform on the sphere of radius ``r`` in it,
     ``E |A_perp 1|^2 = r^2 tr(Pi Q)/n = r^2 (L^2 - L)/(L^2 - 2)``.
-    Adding ``r^2`` to ``alpha_2`` outright is this with ``c_L -> 1`` (error ``O(1/L)``).
+    Adding ``r^2`` to ``alpha_2`` outright is this with ``xi_L -> 1`` (error ``O(1/L)``).
     """
     if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 2:
         raise ValueError(f"L must be an integer >= 2, got {L!r}")
@@ -207,15 +207,15 @@ def _action_value(m, q, r2, P, k: _Const, version: str):
         + m * m / (2 * k.s_p2) + (L - 1) * q * q / (2 * k.s_c2)
     )
     if version == "fluct":
-        rho = r2 / (k.n * k.s_c2)
-        return S + k.n / 2 * (rho - 1 - np.log(rho))
+        shell = r2 / (k.n * k.s_c2)  # Lambda
+        return S + k.n / 2 * (shell - 1 - np.log(shell))
     return S + r2 / (2 * k.s_c2)
 
 
 def _action_grad(m, q, r2, P, k: _Const, version: str):
     """``S`` and ``dS/dm, dS/dq, dS/dr2`` (all broadcast), r2 held fixed.
 
-    For "fluct" the transverse term is ``(n/2)(rho - 1 - ln rho)``; for the
+    For "fluct" the transverse term is ``(n/2)(Lambda - 1 - ln Lambda)``; for the
     other versions it is the bare prior ``r2/(2 s_c^2)``.
     """
     L, V = k.L, k.V
@@ -234,8 +234,8 @@ def _action_grad(m, q, r2, P, k: _Const, version: str):
     dq = 2 * (L - 1) * q * S_a1 + (L - 1) * S_g1 + (L - 1) * q / k.s_c2
     dr = S_a1 + k.cL * S_a2
     if version == "fluct":
-        rho = r2 / (k.n * k.s_c2)
-        S = S + k.n / 2 * (rho - 1 - np.log(rho))
+        shell = r2 / (k.n * k.s_c2)  # Lambda
+        S = S + k.n / 2 * (shell - 1 - np.log(shell))
         dr = dr + 1 / (2 * k.s_c2) - k.n / (2 * r2)
     else:
         S = S + r2 / (2 * k.s_c2)
@@ -246,7 +246,7 @@ def _action_grad(m, q, r2, P, k: _Const, version: str):
 def _r2_saddle(m, q, P, k: _Const):
     """Minimiser ``r2*`` of the fluct action at fixed ``(m, q)`` (broadcast arrays).
 
-    Grid in ``y = ln rho`` on ``[-40, 0]`` (``y* < 0`` exactly), extended downwards
+    Grid in ``y = ln Lambda`` on ``[-40, 0]`` (``y* < 0`` exactly), extended downwards
     when :func:`_y_floor` says ``y*`` may lie lower, bracket around the grid minimum,
     then the root of ``dS/dy`` in the bracket (Chandrupatla, all points at once;
     bisection where the bracket has no sign change): accurate to rounding.
@@ -294,9 +294,9 @@ def _r2_saddle(m, q, P, k: _Const):
 def _y_floor(m, q, P, k: _Const):
     """A ``y = ln(r2 / (n s_c^2))`` below which the fluct action decreases in ``y`` (broadcast).
 
-    ``dS/dy = (n/2)(rho - 1) + r2 D(r2)`` with ``D = dS_data/dr2`` positive and decreasing
+    ``dS/dy = (n/2)(Lambda - 1) + r2 D(r2)`` with ``D = dS_data/dr2`` positive and decreasing
     in ``r2`` (every data term is increasing and concave in ``r2``), so ``D(r2) <= D(0)``
-    and ``dS/dy < 0`` wherever ``rho <= 1/2`` and ``r2 D(0) <= n/4``: the saddle ``y*``
+    and ``dS/dy < 0`` wherever ``Lambda <= 1/2`` and ``r2 D(0) <= n/4``: the saddle ``y*``
     lies above ``ln min(1/2, n / (4 D(0) n s_c^2))``. One unit lower as a margin.
     """
     V = k.V
@@ -309,7 +309,7 @@ def _r2_origin(P, k: _Const):
     """``r2*`` at ``m = q = 0`` (fluct): unique root of a monotone equation.
 
     At ``m = q = 0`` the fit terms vanish and ``r2 dS/dr2 = 0`` reads
-    ``V(V-1) r2/(r2+eps) + V c_L r2/(c_L r2+eps) + r2/s_c^2 - n = 0`` (times 1/2):
+    ``V(V-1) r2/(r2+eps) + V xi_L r2/(xi_L r2+eps) + r2/s_c^2 - n = 0`` (times 1/2):
     every term increases with ``r2``, so the root in ``(0, n s_c^2)`` is unique
     (the positive root of a cubic). Solved by bisection in ``ln r2``.
     """
@@ -366,9 +366,9 @@ def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=
         Transverse weight ``|A_perp|^2``. ``None``: ``0`` for "mean_field" and
         "map"; for "fluct" the saddle point ``r2*(m, q)`` (see
         :func:`transverse_saddle`). Given: ``r2 >= 0`` (``> 0`` for "fluct")
-        enters ``alpha_1`` and ``c_L r2`` enters ``alpha_2``; "mean_field" and
+        enters ``alpha_1`` and ``xi_L r2`` enters ``alpha_2``; "mean_field" and
         "map" then add its prior energy ``r2/(2 s_c^2)``, "fluct" the
-        transverse term ``(n/2)(rho - 1 - ln rho)``.
+        transverse term ``(n/2)(Lambda - 1 - ln Lambda)``.
 
     Returns
     -------
@@ -434,7 +434,7 @@ def hessian_at_origin(P, spec: ModelSpec, version: str = "mean_field"):
     """Hessian of ``S(m, q)`` at the symmetric point ``m = q = 0``, shape ``(..., 2, 2)``.
 
     P : float or array ``(...)`` > 0. Order ``(m, q)``. Closed form: with
-    ``d_1 = r2_0 + eps``, ``d_2 = c_L r2_0 + eps`` (``r2_0 = 0`` except for
+    ``d_1 = r2_0 + eps``, ``d_2 = xi_L r2_0 + eps`` (``r2_0 = 0`` except for
     "fluct", where it is ``r2*(0, 0)``), ``ld`` as in the module docstring,
 
         H_mm = ld [V(V-1)/d_1 + V L/d_2] - 2c [(V-1)/d_1 + L^2/d_2] + 1/s_p^2,
@@ -477,8 +477,8 @@ def plugin_readout(A, P, spec: ModelSpec, *, r2=0.0):
     spec : ModelSpec (linear, cyclic)
     r2 : float or array ``>= 0``
         An isotropic transverse part ``A_perp`` of weight ``r2`` on top of ``A``:
-        ``tr(A^T A)`` gains ``r2`` and ``1^T A^T A 1`` gains ``c_L r2`` (cross
-        terms average to zero), i.e. ``K_bar += P r2 [I/V + (c_L - 1) J/V^2]``;
+        ``tr(A^T A)`` gains ``r2`` and ``1^T A^T A 1`` gains ``xi_L r2`` (cross
+        terms average to zero), i.e. ``K_bar += P r2 [I/V + (xi_L - 1) J/V^2]``;
         ``B_bar`` is unchanged (``A_perp`` is orthogonal to ``T`` and ``J``).
     """
     spec = _check_spec(spec)
@@ -581,7 +581,7 @@ class MinimumCurve:
 
 
 class _Whitened:
-    """The action in prior-whitened coordinates ``z = (m/s_p, q sqrt(L-1)/s_c[, ln rho])``,
+    """The action in prior-whitened coordinates ``z = (m/s_p, q sqrt(L-1)/s_c[, ln Lambda])``,
     for a batch of points ``z (B, d)`` at sample sizes ``P (B,)``.
 
     ``value_grad_hess(z, P)`` returns the action ``(B,)``, its gradient ``(B, d)``
@@ -649,7 +649,7 @@ def _action_hessian(m, q, r2, P, k: _Const, version: str):
     H = np.einsum("bia,bij,bjc->bac", J, S2, J)
     H[:, 0, 0] += 2 * S_a1 + 2 * L * S_a2 + 1 / k.s_p2
     H[:, 1, 1] += 2 * (L - 1) * S_a1 + (L - 1) / k.s_c2
-    # (for "fluct" the transverse entropy's n/(2 r2^2) is added by _Whitened, in y = ln rho)
+    # (for "fluct" the transverse entropy's n/(2 r2^2) is added by _Whitened, in y = ln Lambda)
     return S, np.stack([dm, dq, dr], axis=1), H
 
 
@@ -1000,7 +1000,7 @@ def p1_analytic(spec: ModelSpec, version: str = "mean_field", form: str = "exact
     Leading order: ``P1_map ≈ sigma0^2 V L / (s_p sqrt(omega (L^2 + V - 1))) ≈ sigma0^2 V/(sqrt(omega) s_p)``:
     without the Occam factor the threshold drops from ``~V^2`` to ``~V``.
 
-    Fluct: same Hessian with ``d_1 = r2_0 + eps``, ``d_2 = c_L r2_0 + eps``,
+    Fluct: same Hessian with ``d_1 = r2_0 + eps``, ``d_2 = xi_L r2_0 + eps``,
     ``r2_0(P)`` the transverse saddle at the origin (a cubic root); ``det H = 0``
     is solved by bracketing and brentq (semi-analytic). The transverse weight
     ``r2_0 ≈ sigma_G^2`` adds to the noise level ``eps`` in the ``1/d`` factors,
@@ -1157,17 +1157,18 @@ def p2_analytic(spec: ModelSpec, version: str = "mean_field") -> float:
 
     Derivation (leading order). Write the ``V-1``-fold ("token identity")
     channel of the fit with ``Q = (L-1) q``:
-    ``-c (V-1) (m + Q)^2 / (m^2 + Q^2/(L-1) + rho + eps)``, ``rho = r2`` (fluct)
+    ``-zeta (V-1) (m + Q)^2 / (m^2 + Q^2/(L-1) + rho + eps)``, ``rho = r2`` (fluct)
     or ``0``. The prior of the copy direction is ``(L-1) q^2/(2 s_c^2) ≈ L Q^2/(2 sigma_G^2)``.
     In a copying state ``Q >> m`` (the pooling amplitude only dilutes this
     channel; it is needed in the ``1``-channel, whose cost is subleading), so
-    with ``s = Q^2/(L (rho + eps))``:
+    with ``Upsilon = Q^2/(L (rho + eps))``:
 
-        S_copy(s) ≈ -A s/(1 + s) + B s,    A = c (V-1) L,   B = L^2 (rho + eps)/(2 sigma_G^2),
+        S_copy(Upsilon) ≈ -calG Upsilon/(1 + Upsilon) + calC Upsilon,
+        calG = zeta (V-1) L,   calC = L^2 (rho + eps)/(2 sigma_G^2),
 
-    (log-det terms are ``O(ln)``, subleading). ``s = 0`` is stable for
-    ``A < B``; for ``A > B`` the minimum moves to ``1 + s* = sqrt(A/B)``: copying
-    switches on at ``A = B``, i.e. with ``c = P/(2 sigma0^2 L V)``,
+    (log-det terms are ``O(ln)``, subleading). ``Upsilon = 0`` is stable for
+    ``calG < calC``; for ``calG > calC`` the minimum moves to ``1 + Upsilon* = sqrt(calG/calC)``:
+    copying switches on at ``calG = calC``, i.e. with ``zeta = P/(2 sigma0^2 L V)``,
     ``eps = V sigma0^2 L/(omega P)``:
 
         P2 = sigma0^2 L^2 V (rho + eps(P2)) / ((V-1) sigma_G^2).
