@@ -352,10 +352,10 @@ def z_calibration(z) -> ZCalibration:
 def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
     """Range of ``mean(z^2)`` for ``n`` calibrated z-scores with correlation matrix ``corr``.
 
-    For jointly normal ``z`` with unit variances and correlations ``rho``,
-    ``sum z^2`` has mean ``n`` and variance ``2 tr(rho^2) = 2 sum_ij rho_ij^2``.
+    For jointly normal ``z`` with unit variances and correlations ``Xi = corr``,
+    ``sum z^2`` has mean ``n`` and variance ``2 tr(Xi^2) = 2 sum_ij Xi_ij^2``.
     Matching a scaled chi-square to these two moments (Satterthwaite) gives
-    ``mean(z^2) ~ chi2_nu / nu`` with ``nu = n^2 / sum_ij rho_ij^2`` effective
+    ``mean(z^2) ~ chi2_nu / nu`` with ``nu = n^2 / sum_ij Xi_ij^2`` effective
     comparisons (``nu = n`` for independent z, ``1`` if all are equal): the
     range :func:`z_calibration` uses when the comparisons are correlated.
 

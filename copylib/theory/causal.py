@@ -39,8 +39,8 @@ Functions:
 * :func:`row_copy_weights`, :func:`copy_state_invariants` -- the copy state;
 * :func:`gain_criterion`, :func:`gain_criterion_is_monotone` -- the large-``P``
   criterion for a single minimum of the uniform-gap family;
-* :func:`gap_action` -- ``F`` of the uniform-gap family and its first two derivatives;
-* :func:`row_gap_action` -- ``F`` of the per-row family and its gradient;
+* :func:`gap_action` -- ``S`` of the uniform-gap family and its first two derivatives;
+* :func:`row_gap_action` -- ``S`` of the per-row family and its gradient;
 * :func:`uniform_gap_minima`, :func:`uniform_gap_transition` -- minima,
   spinodals and the first-order point ``P3`` of the uniform family;
 * :func:`row_gap_noise` -- logit noise of the rows, for the per-row family
@@ -235,16 +235,16 @@ def _data_action(a1, g1, P, spec, rows, version):
 
 
 def gap_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", order: int = 0):
-    """Reduced action ``F(Delta; P)`` of the uniform-gap copy family, in nats.
+    """Reduced action ``S(Delta; P)`` of the uniform-gap copy family, in nats.
 
-    ``F = S_v(alpha_1(Delta), L, gamma_1(Delta), n_T; P) + k Delta^2 / 2`` with
+    ``S = S_v^data(alpha_1(Delta), L, gamma_1(Delta), n_T; P) + k Delta^2 / 2`` with
     ``k = sum_l (1 - 1/(n_l + 1)) / sigma_G^2`` (``(L-1)/sigma_G^2`` cyclic,
-    ``(L - H_L)/sigma_G^2`` causal) and ``S_v`` the plug-in data action
+    ``(L - H_L)/sigma_G^2`` causal) and ``S_v^data`` the plug-in data action
     (``"mean_field"``) or that without its log-determinants (``"map"``). For a cyclic
     spec this is :func:`copylib.theory.softmax.reduced_action` (tested).
 
     Delta, P : broadcastable arrays (``P > 0``); order : 0, 1 or 2.
-    Returns ``F`` (order 0) or the list ``[F, F', F'']`` up to ``order``.
+    Returns ``S`` (order 0) or the list ``[S, S', S'']`` up to ``order``.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -277,7 +277,7 @@ def _row_sums(Delta, rows, order):
 
 
 def _gap_parts(Delta, P, spec, rows, version, order, sums=None):
-    """``[F, F', F'']`` up to ``order``; ``sums`` = :func:`_row_sums` at ``Delta`` if precomputed."""
+    """``[S, S', S'']`` up to ``order``; ``sums`` = :func:`_row_sums` at ``Delta`` if precomputed."""
     Delta, P = np.broadcast_arrays(np.asarray(Delta, float), np.asarray(P, float))
     a1s, g1s = _row_sums(Delta, rows, order) if sums is None else sums
     a1, g1 = a1s[0], g1s[0]
@@ -305,14 +305,14 @@ class RowGapNoise:
 
     A row with gap ``Delta`` on its copy position and noise ``eta`` on its visible
     logits has copy weight ``sigmoid(Delta - shift)`` and squared norm
-    ``c^2 + rho (1 - c)^2``, with ``shift = ln sum_{j != copy} e^{eta_j} - eta_copy`` and
-    ``rho = sum_{j != copy} e^{2 eta_j} / (sum_{j != copy} e^{eta_j})^2``: two numbers per
+    ``c^2 + Psi (1 - c)^2``, with ``shift = ln sum_{j != copy} e^{eta_j} - eta_copy`` and
+    ``Psi = sum_{j != copy} e^{2 eta_j} / (sum_{j != copy} e^{eta_j})^2``: two numbers per
     draw describe the row at every ``Delta``. Without noise ``shift = ln n`` and
-    ``rho = 1/n`` (``n`` competitors).
+    ``Psi = 1/n`` (``n`` competitors).
 
     Attributes
     ----------
-    shift, rho : arrays ``(n_rows, n_draws)``
+    shift, rho : arrays ``(n_rows, n_draws)``, ``rho`` the collision sum ``Psi``
     std : float
         The noise scale ``tau`` of the logits.
     """
@@ -386,14 +386,14 @@ def _noise_for(noise, rows) -> tuple:
 def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "mean_field", noise: RowGapNoise | None = None):
     """Reduced action of the per-row copy family and its gradient.
 
-    ``F(Delta_1, ..., Delta_n) = S_v(alpha_1, L, gamma_1, n_T; P)
+    ``S(Delta_1, ..., Delta_n) = S_v^data(alpha_1, L, gamma_1, n_T; P)
     + sum_l (1 - 1/(n_l + 1)) Delta_l^2 / (2 sigma_G^2)``: each row with a target
     has its own gap. The rows couple only through ``alpha_1`` and ``gamma_1``.
     With ``noise`` (:func:`row_gap_noise`) the invariants are averaged over the
     noisy rows first ("mean field in the rest", as ``version="fluct"`` of
     :mod:`copylib.theory.softmax`).
 
-    Delta : ``(..., n_rows)``; P : float > 0. Returns ``(F (...), dF/dDelta (..., n_rows))``.
+    Delta : ``(..., n_rows)``; P : float > 0. Returns ``(S (...), dS/dDelta (..., n_rows))``.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -464,8 +464,8 @@ def _minima(P, spec, rows, version, grid):
 def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field"):
     """All local minima of :func:`gap_action` over ``Delta in [0, 20]``.
 
-    Sign changes of ``F'`` on a grid of 4001 points, refined by brentq. Returns
-    ``(Delta, F)``, arrays sorted by ``Delta``.
+    Sign changes of ``S'`` on a grid of 4001 points, refined by brentq. Returns
+    ``(Delta, S)``, arrays sorted by ``Delta``.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -495,12 +495,12 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
                            n_scan: int = 300) -> UniformGapTransition:
     """Spinodals and ``P3`` of the uniform-gap family.
 
-    Two minima coexist exactly when ``F'`` has a local maximum above zero followed
-    by a local minimum below zero (the zeros of ``F''``, refined by brentq). A
+    Two minima coexist exactly when ``S'`` has a local maximum above zero followed
+    by a local minimum below zero (the zeros of ``S''``, refined by brentq). A
     geometric scan of ``n_scan`` sample sizes in ``P_range`` brackets the
     interval where this holds; its ends are refined by bisection (relative
     ``1e-9``), and ``P3`` by brentq on
-    ``F_copy - F_pool`` between them. Raises ``ValueError`` if no coexistence is
+    ``S_copy - S_pool`` between them. Raises ``ValueError`` if no coexistence is
     found (a continuous crossover).
     """
     spec = _check_spec(spec)
@@ -514,7 +514,7 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
     x = grid.x
 
     def coexist(P):
-        """Two minima exactly when F' has a local max above 0 followed by a local min below 0."""
+        """Two minima exactly when S' has a local max above 0 followed by a local min below 0."""
         F2 = grid.parts(P, spec, rows, version, 2)[2]
 
         def f2(d):
@@ -569,7 +569,7 @@ def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "mean_fi
     """A local minimum of :func:`row_gap_action` reached from ``start`` (L-BFGS-B, gaps in ``[0, 30]``).
 
     start : float (one gap for all rows) or ``(n_rows,)``; noise : see :func:`row_gap_action`.
-    Returns ``(Delta (n_rows,), F)``.
+    Returns ``(Delta (n_rows,), S)``.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -595,11 +595,11 @@ class RowGapBranches:
     * P : ``(n_P,)``
     * Delta_pool, Delta_copy : ``(n_P, n_rows)`` gaps of the branch followed upwards
       from pooling and downwards from the copy state.
-    * F_pool, F_copy : ``(n_P,)`` their actions.
+    * F_pool, F_copy : ``(n_P,)`` their actions ``S_pool``, ``S_copy``.
     * c_pool, c_copy : ``(n_P, n_rows)`` their per-row copy weights.
     * coexist : ``(n_P,)`` the two branches are distinct minima (their mean copy
       weights differ by more than ``tol``).
-    * P3 : where ``F_copy - F_pool`` changes sign on the coexistence grid
+    * P3 : where ``S_copy - S_pool`` changes sign on the coexistence grid
       (linear interpolation), ``nan`` if they never coexist.
     """
 

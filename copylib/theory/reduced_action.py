@@ -1,8 +1,8 @@
 """Minima and inflection points of a one-dimensional reduced action sampled on a grid.
 
-The softmax theories reduce the posterior to an action ``F(Delta)`` of one order
+The softmax theories reduce the posterior to an action ``S(Delta)`` of one order
 parameter (:mod:`copylib.theory.softmax`, :mod:`copylib.theory.causal`), and the
-plug-in marginal gives a potential ``U(c)`` on a grid (:mod:`copylib.theory.softmax_marginal`).
+plug-in marginal gives a potential ``Omega(c)`` on a grid (:mod:`copylib.theory.softmax_marginal`).
 Their minima, and the coexistence of two minima, are found the same way in all of them:
 
 * a local minimum lies where the slope changes sign from ``-`` to ``+``

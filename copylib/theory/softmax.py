@@ -1,4 +1,4 @@
-"""Mean-field theory of the softmax copy transition: the reduced action ``F(Delta)``.
+"""Mean-field theory of the softmax copy transition: the reduced action ``S(Delta)``.
 
 For softmax attention in the model M* (:mod:`copylib.model.network`, cyclic copy task)
 the cheapest copy state is the one-parameter family
@@ -14,13 +14,13 @@ Its invariants (:func:`copylib.posterior.order_parameters.invariants`) are
 with ``n_T = tr T^T T`` (``L`` in the cyclic task, ``L - 1`` without the wrap-around).
 The reduced action of a version ``v`` is
 
-    F_v(Delta; P) = S_v(alpha_1, alpha_2, gamma_1, gamma_2; P) + (L-1) Delta^2 / (2 sigma_G^2)
+    S_v(Delta; P) = S_v^data(alpha_1, alpha_2, gamma_1, gamma_2; P) + (L-1) Delta^2 / (2 sigma_G^2)
 
 (data action + the prior of the gap, :func:`copylib.posterior.order_parameters.prior_action_softmax`),
 in nats (units of ``-ln`` probability). The versions:
 
 ``"mean_field"``
-    ``S`` is the plug-in collapsed action
+    ``S_v^data`` is the plug-in collapsed action
     :func:`copylib.posterior.order_parameters.plugin_action` (readout ``W`` integrated out;
     contains the Occam log-det terms). Its minima are the saddle points of the
     posterior of ``Delta`` (the mean-field approximation).
@@ -39,25 +39,25 @@ in nats (units of ``-ln`` probability). The versions:
     ``eps = V kappa / P``: the MAP action is the mean-field action minus its two
     log-det terms ``V(V-1)/2 ln(1 + alpha_1/eps) + V/2 ln(1 + alpha_2/eps)``
     (and the ``A``-independent constant). The logit prior is the same: the MAP
-    sets the (free) row means of ``g`` to zero, ``g = Delta (S - J/L)``.
+    sets the (free) row means of ``g`` to zero, ``g = Delta (T - J/L)``.
 ``"energy"``
     The large-``P`` limit of ``"map"`` (``eps -> 0``) without its
     ``Delta``-independent ``gamma_2`` term, the softmax chapter's energy action
-    ``F = -G0 s(Delta) + (L-1) Delta^2/(2 sigma_G^2)``, ``G0 = P (V-1)/(2 sigma_0^2 V)``,
-    ``s = gamma_1^2/(L alpha_1) = 1/(1 + (L-1) e^{-2 Delta})`` (cyclic). This is the
+    ``S = -G0 Gamma(Delta) + (L-1) Delta^2/(2 sigma_G^2)``, ``G0 = P (V-1)/(2 sigma_0^2 V)``,
+    ``Gamma = gamma_1^2/(L alpha_1) = 1/(1 + (L-1) e^{-2 Delta})`` (cyclic). This is the
     action that :func:`p3_leading_order` approximates.
 ``"fluct"``
     The mean-field action with the transverse logit noise integrated at mean-field
     level. Under the prior every logit direction other than the global copy
-    mode ``S - J/L`` (whose amplitude is ``Delta``) and the irrelevant row means
+    mode ``T - J/L`` (whose amplitude is ``Delta``) and the irrelevant row means
     is ``N(0, sigma_G^2)``; if the data do not constrain them they stay there.
-    The noise is Gaussian with covariance ``tau^2 (I - U U^T)`` over the ``L^2``
-    logits, ``U = (S - J/L)/sqrt(L-1)``, ``tau = sigma_G`` (prior level) by
+    The noise is Gaussian with covariance ``tau^2 (I - T0 T0^T)`` over the ``L^2``
+    logits, ``T0 = (T - J/L)/sqrt(L-1)``, ``tau = sigma_G`` (prior level) by
     default. Each row's marginal is ``N(0, tau^2 (I - u u^T / L))`` with ``u``
     the unit vector along ``e_{l-1} - 1/L`` (the global mode takes ``1/L`` of the
     row's gap variance). Approximation ("mean field in the rest"): the data
     action is evaluated at the *expected* invariants,
-    ``S(E[alpha_1], L, E[gamma_1], n_T)`` (rows are row-stochastic, so
+    ``S_v^data(E[alpha_1], L, E[gamma_1], n_T)`` (rows are row-stochastic, so
     ``alpha_2 = L``, ``gamma_2 = n_T`` stay exact); the invariants are sums over
     ``L`` independent rows, so their relative fluctuations are ``O(L^{-1/2})``.
     The expectations are Monte Carlo averages over a fixed set of noisy rows
@@ -181,16 +181,16 @@ class RowNoise:
     """A fixed sample of noisy softmax rows, enough to average any copy-state row.
 
     A row with logits ``Delta e_c + eta`` (``c`` the copy position) has copy weight
-    ``sigmoid(Delta - shift)`` and squared norm ``a_c^2 + rho (1 - a_c)^2`` with
+    ``sigmoid(Delta - shift)`` and squared norm ``a_c^2 + Psi (1 - a_c)^2`` with
 
         shift = ln sum_{j != c} e^{eta_j} - eta_c,
-        rho   = sum_{j != c} e^{2 eta_j} / (sum_{j != c} e^{eta_j})^2,
+        Psi   = sum_{j != c} e^{2 eta_j} / (sum_{j != c} e^{eta_j})^2,
 
     so two numbers per draw describe the row for every ``Delta``.
 
     Attributes
     ----------
-    shift, rho : arrays ``(n_draws,)``
+    shift, rho : arrays ``(n_draws,)``, ``rho`` the collision sum ``Psi``
     std : float
         Noise scale ``tau`` of the logits (``sigma_G`` = prior level).
     L : int
@@ -216,7 +216,7 @@ class RowNoise:
 
 
 def _noiseless_rows(L: int) -> RowNoise:
-    """The noise-free copy row: ``shift = ln(L-1)``, ``rho = 1/(L-1)``."""
+    """The noise-free copy row: ``shift = ln(L-1)``, ``Psi = 1/(L-1)``."""
     return RowNoise(np.array([math.log(L - 1)]), np.array([1.0 / (L - 1)]), 0.0, L)
 
 
@@ -324,7 +324,7 @@ def _n_targets(spec: ModelSpec) -> int:
 
 
 def _action_parts(Delta, P, spec, version, noise, order):
-    """F and its Delta-derivatives up to ``order`` (broadcast over Delta and P)."""
+    """S and its Delta-derivatives up to ``order`` (broadcast over Delta and P)."""
     rows = _rows_for(version, spec, noise)
     Delta = np.asarray(Delta, dtype=np.float64)
     cs, a2s = _row_averages(Delta, rows, order)
@@ -419,14 +419,14 @@ class _DeltaGrid:
         return self.x.size
 
     def parts(self, P, order):
-        """``F`` and its derivatives up to ``order`` on the grid; ``P`` a float, or ``(n_P, 1)``
+        """``S`` and its derivatives up to ``order`` on the grid; ``P`` a float, or ``(n_P, 1)``
         for all of them at once (then each part is ``(n_P, n_grid)``)."""
         cs, a2s = _grid_averages(self.x, self.rows, order, self.key)
         return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order)
 
 
 def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
-    """The action ``F(Delta; P)`` of the copy-state family, in nats.
+    """The action ``S(Delta; P)`` of the copy-state family, in nats.
 
     Parameters
     ----------
@@ -448,7 +448,7 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", no
     ndarray
         The broadcast shape of ``Delta`` and ``P`` (0-d for scalars).
         Constant terms are those of :func:`copylib.posterior.order_parameters.plugin_action`
-        (no ``y2`` or normaliser); ``"energy"`` is exactly ``-G0 s(Delta) +
+        (no ``y2`` or normaliser); ``"energy"`` is exactly ``-G0 Gamma(Delta) +
         (L-1) Delta^2/(2 sigma_G^2)``.
     """
     spec = _check_spec(spec)
@@ -460,7 +460,7 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", no
 
 def reduced_action_derivatives(Delta, P, spec: ModelSpec, *, version: str = "mean_field",
                                noise: RowNoise | None = None):
-    """``(F, dF/dDelta, d^2F/dDelta^2)`` in closed form (arguments as :func:`reduced_action`)."""
+    """``(S, dS/dDelta, d^2S/dDelta^2)`` in closed form (arguments as :func:`reduced_action`)."""
     spec = _check_spec(spec)
     version = _check_version(version)
     Delta = _as_float_array("Delta", Delta)
@@ -544,7 +544,7 @@ def state_loss(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise:
 
 
 def _minima(P, spec, version, noise, grid):
-    """Local minima of F on [0, grid[-1]]: sign changes of F' (- to +) refined by brentq."""
+    """Local minima of S on [0, grid[-1]]: sign changes of S' (- to +) refined by brentq."""
     return _minima_many(np.array([P], dtype=np.float64), spec, version, noise, grid)[0]
 
 
@@ -554,7 +554,7 @@ _P_BLOCK = 64  # sample sizes per block of grid evaluations (n_P x n_grid arrays
 def _minima_many(Ps, spec, version, noise, grid):
     """:func:`_minima` at every ``P`` of ``Ps``, with one vectorised root search for all of them.
 
-    The brackets are the sign changes of ``F'`` on the grid (exactly as for one
+    The brackets are the sign changes of ``S'`` on the grid (exactly as for one
     ``P``); all of them are refined together by Chandrupatla's method
     (``scipy.optimize.elementwise.find_root``), to the same tolerance as brentq
     (``1e-14`` absolute, ``4 eps`` relative in ``Delta``).
@@ -566,7 +566,7 @@ def _minima_many(Ps, spec, version, noise, grid):
         _, Fp = grid.parts(block[:, None], 1)
         for j, row in enumerate(Fp):
             i_P = start + j
-            # a minimum at Delta_max means F still decreases there (raise Delta_max)
+            # a minimum at Delta_max means S still decreases there (raise Delta_max)
             points, brackets = grid_minimum_points(row, right_end=True)
             fixed += [(i_P, float(x[k])) for k in points]
             lo += brackets.tolist()
@@ -596,11 +596,11 @@ def _minima_many(Ps, spec, version, noise, grid):
 
 def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                   Delta_max: float = _DEFAULT_DELTA_MAX, n_grid: int = _DEFAULT_N_GRID):
-    """All local minima of ``F(Delta; P)`` over ``Delta in [0, Delta_max]``.
+    """All local minima of ``S(Delta; P)`` over ``Delta in [0, Delta_max]``.
 
-    ``F'`` is evaluated on a uniform grid of ``n_grid`` points; each sign change
+    ``S'`` is evaluated on a uniform grid of ``n_grid`` points; each sign change
     from ``-`` to ``+`` is refined with brentq to machine precision. A
-    boundary point counts as a minimum if ``F`` decreases into it. Two minima
+    boundary point counts as a minimum if ``S`` decreases into it. Two minima
     closer than the grid spacing (only within ~grid^2 of a spinodal in ``P``)
     are not resolved.
 
@@ -612,7 +612,7 @@ def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: Row
 
     Returns
     -------
-    Delta, F : arrays ``(n_minima,)`` sorted by ``Delta``.
+    Delta, S : arrays ``(n_minima,)`` sorted by ``Delta``.
     """
     spec = _check_spec(spec)
     version = _check_version(version)
@@ -622,7 +622,7 @@ def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: Row
 
 
 def _inflections(P, spec, version, noise, grid):
-    """Zeros of F'' on the grid (refined): ``(hump, dip)`` = local max / min of F', or None."""
+    """Zeros of S'' on the grid (refined): ``(hump, dip)`` = local max / min of S', or None."""
     _, _, Fpp = grid.parts(P, 2)
 
     def fpp(d):
@@ -636,7 +636,7 @@ def _fprime(d, P, spec, version, noise):
 
 
 def _state(P, spec, version, noise, grid):
-    """(-1 no inflection pair, else (F'(hump), F'(dip)))."""
+    """(-1 no inflection pair, else (S'(hump), S'(dip)))."""
     infl = _inflections(P, spec, version, noise, grid)
     if infl is None:
         return None
@@ -650,7 +650,7 @@ class Spinodals:
     * P_lower : the copy (upper, large-``Delta``) minimum appears for ``P > P_lower``.
     * P_upper : the pooling (lower, small-``Delta``) minimum disappears for ``P > P_upper``.
     * Delta_lower, Delta_upper : the gap where the marginal minimum is born / dies
-      (there ``F' = F'' = 0``).
+      (there ``S' = S'' = 0``).
     """
 
     P_lower: float
@@ -681,7 +681,7 @@ def _scan(spec, version, noise, grid, P_range, n_scan):
 
 
 def _spinodal_root(which, Pa, Pb, spec, version, noise, grid):
-    """brentq for F'(extremum) = 0 between Pa (one minimum) and Pb (two minima)."""
+    """brentq for S'(extremum) = 0 between Pa (one minimum) and Pb (two minima)."""
     k = 1 if which == "lower" else 0  # lower spinodal: dip crosses 0; upper: hump
 
     def h(P):
@@ -709,12 +709,12 @@ def spinodals(spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise |
               n_grid: int = _DEFAULT_N_GRID) -> Spinodals:
     """The spinodals of the first-order copy transition.
 
-    Method: for each ``P`` the zeros of ``F''`` give the local max ("hump") and
-    local min ("dip") of ``F'``. Two minima coexist exactly when
-    ``F'(hump) > 0 > F'(dip)``. A geometric scan of ``n_scan`` values in
+    Method: for each ``P`` the zeros of ``S''`` give the local max ("hump") and
+    local min ("dip") of ``S'``. Two minima coexist exactly when
+    ``S'(hump) > 0 > S'(dip)``. A geometric scan of ``n_scan`` values in
     ``P_range`` brackets the coexistence interval; brentq then solves
-    ``F'(dip(P); P) = 0`` (copy minimum born, ``F' = F'' = 0``) and
-    ``F'(hump(P); P) = 0`` (pooling minimum dies).
+    ``S'(dip(P); P) = 0`` (copy minimum born, ``S' = S'' = 0``) and
+    ``S'(hump(P); P) = 0`` (pooling minimum dies).
 
     Raises ``ValueError`` if no coexistence is found in ``P_range`` (e.g. a
     continuous crossover, as for small ``L``).
@@ -748,7 +748,7 @@ class FirstOrderPoint:
     * P3 : float
     * Delta, copy_weight, loss : tuples ``(pooling, copy)``: the two coexisting
       states at ``P3`` (gap, copy weight ``c``, test loss with the plug-in readout).
-    * action : float, the common value of ``F`` at ``P3``.
+    * action : float, the common value of ``S`` at ``P3``.
     * spinodals : :class:`Spinodals`.
     """
 
@@ -775,11 +775,11 @@ def _branches(P, spec, version, noise, grid):
 def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                       P_range=None, n_scan: int = 400, Delta_max: float = _DEFAULT_DELTA_MAX,
                       n_grid: int = _DEFAULT_N_GRID) -> FirstOrderPoint:
-    """``P3``: brentq on ``F_copy(P) - F_pooling(P)`` between the spinodals.
+    """``P3``: brentq on ``S_copy(P) - S_pool(P)`` between the spinodals.
 
     The branches are the smallest-``Delta`` (pooling) and largest-``Delta`` (copy)
     local minima (:func:`action_minima`). Their action difference is positive at
-    the lower spinodal and negative at the upper one (``d(F_copy - F_pool)/dP <
+    the lower spinodal and negative at the upper one (``d(S_copy - S_pool)/dP <
     0``: more data favour copying), so the root is unique. Arguments as
     :func:`spinodals`.
     """
@@ -820,7 +820,7 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: Ro
 
 def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_field", *,
                   noise: RowNoise | None = None, n_grid: int = _DEFAULT_N_GRID) -> float:
-    """Barrier of ``F(Delta; P3)`` between the two branches of ``point``, in nats.
+    """Barrier of ``S(Delta; P3)`` between the two branches of ``point``, in nats.
 
     ``point`` is the :func:`first_order_point` of the same ``spec``, ``version``
     and ``noise``. The action is maximised on ``n_grid`` points between the
@@ -840,14 +840,14 @@ def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_
 
 def local_minimum_copy_weights(P, spec: ModelSpec, version: str = "mean_field", *,
                                noise: RowNoise | None = None) -> np.ndarray:
-    """Copy weights of all local minima of ``F(Delta; P)`` (the branches at ``P``), ascending in ``Delta``."""
+    """Copy weights of all local minima of ``S(Delta; P)`` (the branches at ``P``), ascending in ``Delta``."""
     D, _ = action_minima(P, spec, version, noise=noise)
     return np.asarray(copy_weight_of_gap(D, spec, version=version, noise=noise), dtype=float)
 
 
 def global_minimum_state(P, spec: ModelSpec, version: str = "mean_field", *,
                          noise: RowNoise | None = None) -> tuple[float, float]:
-    """``(copy weight, test loss per position)`` of the global minimum of ``F(Delta; P)``."""
+    """``(copy weight, test loss per position)`` of the global minimum of ``S(Delta; P)``."""
     P = check_positive("P", P)
     D, F = action_minima(P, spec, version, noise=noise)
     D = D[np.argmin(F)]
@@ -873,7 +873,7 @@ class OrderParameterCurve:
 def order_parameter_curve(P_grid, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                           Delta_max: float = _DEFAULT_DELTA_MAX, n_grid: int = _DEFAULT_N_GRID
                           ) -> OrderParameterCurve:
-    """Global minimum of ``F`` (gap, copy weight, test loss, action) at each ``P`` of ``P_grid``.
+    """Global minimum of ``S`` (gap, copy weight, test loss, action) at each ``P`` of ``P_grid``.
 
     P_grid : 1-d array of ``P > 0``. The copy weight and loss jump at ``P3``.
     """
@@ -930,15 +930,15 @@ def p3_leading_order(L: int, V: int, spec: ModelSpec | None = None) -> float:
     (default 1). Returns ``nan`` for ``L < 2 e^3 + 1`` (no root).
 
     Derivation (exact for the ``"energy"`` action with the pooling branch set to
-    ``F = 0``): with ``u = (L-1) e^{-2 Delta}``, ``s = 1/(1+u)``,
+    ``S = 0``): with ``u = (L-1) e^{-2 Delta}``, ``Gamma = 1/(1+u)``,
     ``k = (L-1)/sigma_G^2``, the copy minimum satisfies
-    ``F' = 0: 2 G0 u/(1+u)^2 = k Delta`` and equal action with ``F_pool = 0``:
+    ``S' = 0: 2 G0 u/(1+u)^2 = k Delta`` and equal action with ``S_pool = 0``:
     ``G0/(1+u) = k Delta^2/2``. Their ratio gives ``u = 1/(Delta - 1)``, i.e.
     ``e^{2 Delta} = (L-1)(Delta-1)``, and then ``G0 = k D^3/(2(D-1))``. No
-    large-``Delta`` expansion of ``s`` is used: it is the exact saddle point of
+    large-``Delta`` expansion of ``Gamma`` is used: it is the exact saddle point of
     the energy action, not of an expansion. The only approximation is
-    ``F_pool = 0`` instead of ``-G0 s(Delta_p) + k Delta_p^2/2 = -(G0/L)(1 + O(D^2/L))``.
-    Since ``d/dG0 max_copy[G0 s - k Delta^2/2] = s = (D-1)/D``, this shifts the
+    ``S_pool = 0`` instead of ``-G0 Gamma(Delta_p) + k Delta_p^2/2 = -(G0/L)(1 + O(D^2/L))``.
+    Since ``d/dG0 max_copy[G0 Gamma - k Delta^2/2] = Gamma = (D-1)/D``, this shifts the
     root by
 
         P3_energy = P3_lo [1 + D/((D-1) L) + O(D^4/L^2)],
@@ -989,8 +989,8 @@ def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.G
                        n_samples: int = 2000, std=None) -> TransverseAverage:
     """Average the plug-in data action over full noisy attention matrices.
 
-    Logits ``g = Delta S + tau (Z - <Z, U> U)``, ``Z`` i.i.d. ``N(0, 1)`` (``L x L``),
-    ``U = (S - J/L)/sqrt(L-1)`` (the global copy mode, removed), ``tau = sigma_G``
+    Logits ``g = Delta T + tau (Z - <Z, T0> T0)``, ``Z`` i.i.d. ``N(0, 1)`` (``L x L``),
+    ``T0 = (T - J/L)/sqrt(L-1)`` (the global copy mode, removed), ``tau = sigma_G``
     by default; ``A = row-softmax(g)``. Returns :class:`TransverseAverage`. The gap
     between ``mean_field`` and ``free_energy`` is what the ``"fluct"`` action
     neglects. Memory ``O(n_samples L^2)``.

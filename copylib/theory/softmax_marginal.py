@@ -23,20 +23,20 @@ two-dimensional integral over ``s``.
 
 **The row cumulant generating function.** Write a row's logits as ``x`` (the
 previous position) and ``eta`` (the other ``L - 1``), all ``N(0, sigma_G^2)``.
-With ``shift = ln sum_j e^{eta_j}``, ``rho = sum_j e^{2 eta_j}/(sum_j e^{eta_j})^2``
+With ``shift = ln sum_j e^{eta_j}``, ``Psi = sum_j e^{2 eta_j}/(sum_j e^{eta_j})^2``
 and ``t = x - shift``,
 
 ::
 
-    v = sigmoid(t),    u = v^2 + rho (1 - v)^2.
+    v = sigmoid(t),    u = v^2 + Psi (1 - v)^2.
 
 The cumulant generating function ``phi(lam) = ln E[exp(lam_1 u + lam_2 v)]`` is
 computed with ``x`` integrated by the trapezoid rule on a fine ``t`` grid (the
 density of ``t`` given ``eta`` is the Gaussian ``N(t + shift; 0, sigma_G^2)``) and
 ``eta`` by randomised quasi-Monte Carlo (scrambled Sobol points, fixed once:
 common random numbers, so ``phi`` is a smooth function of ``lam``). Given ``t``,
-``u`` is linear in ``rho``: the moments of ``(u, v)`` under the tilted measure
-need only the tilted conditional moments ``E[rho^j | t]``, ``j <= 4``.
+``u`` is linear in ``Psi``: the moments of ``(u, v)`` under the tilted measure
+need only the tilted conditional moments ``E[Psi^j | t]``, ``j <= 4``.
 
 **Saddlepoint (Daniels) density.** For ``s = L grad phi(lam)``,
 
@@ -607,7 +607,7 @@ class MarginalBranches:
     barrier_height : tuple ``(from pooling, from copy)``
         ``Omega(c*) - Omega(minimum)`` in nats; ``nan`` with one minimum.
     free_energy : tuple ``(pooling, copy)``
-        ``F_b = -ln`` (posterior mass of ``c < c*`` resp. ``c >= c*``), nats.
+        ``Omega_pool``, ``Omega_copy`` ``= -ln`` (posterior mass of ``c < c*`` resp. ``c >= c*``), nats.
     copy_weight, alpha_1, loss : tuples ``(pooling, copy)``
         Basin-conditional posterior means.
     """
@@ -761,7 +761,7 @@ def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(30
     A geometric scan of ``n_scan`` sample sizes in ``P_range`` finds the interval
     with two minima (at the defaults consecutive sizes differ by 1 %: a
     coexistence window narrower than that can be missed); the spinodals are refined by bisection to ``xtol`` (in ``P``)
-    and ``P3`` by brentq on ``F_copy - F_pool``, which decreases with ``P``.
+    and ``P3`` by brentq on ``Omega_copy - Omega_pool``, which decreases with ``P``.
 
     Parameters
     ----------
@@ -848,7 +848,7 @@ class MarginalScan:
     barrier : array
         ``c*`` (``nan`` with one minimum).
     delta_F : array
-        ``F_copy - F_pool`` (nats), the basins split at ``c*`` (``nan`` with one minimum),
+        ``Omega_copy - Omega_pool`` (nats), the basins split at ``c*`` (``nan`` with one minimum),
         or at the fixed ``c_split`` if one was given (then ``+-inf`` where one side holds
         no mass in floating point).
     shoulder : array
@@ -1025,7 +1025,7 @@ class FiniteSizeRow:
     barrier : float
         ``c*`` at ``P3``.
     slope : float
-        ``d(F_copy - F_pool)/dP`` at ``P3`` with the basins split at the fixed ``c*``
+        ``d(Omega_copy - Omega_pool)/dP`` at ``P3`` with the basins split at the fixed ``c*``
         (per unit of ``P``; ``< 0``).
     """
 
@@ -1051,7 +1051,7 @@ class FiniteSizeRow:
 
     @property
     def sharpness(self) -> float:
-        """``-P3 d(F_copy - F_pool)/dP`` at ``P3``: the change of the log-odds of the two basins
+        """``-P3 d(Omega_copy - Omega_pool)/dP`` at ``P3``: the change of the log-odds of the two basins
         per unit relative change of ``P`` (dimensionless; it grows like the number of rows
         in a first-order limit)."""
         return -self.P3 * self.slope
@@ -1069,8 +1069,8 @@ def finite_size_row(spec: ModelSpec, cumulants: RowCumulants, *, P_range=None, n
        that step cannot be missed there (one outside it would need a second
        variance peak).
     3. Spinodals by bisection on ``n_minima >= 2`` to ``xtol``, ``P3`` by brentq on
-       ``F_copy - F_pool`` between them, the barrier at ``P3``, and the slope of
-       ``F_copy - F_pool`` there, the basins split at the fixed ``c*`` of ``P3``
+       ``Omega_copy - Omega_pool`` between them, the barrier at ``P3``, and the slope of
+       ``Omega_copy - Omega_pool`` there, the basins split at the fixed ``c*`` of ``P3``
        (so that the motion of ``c*`` with ``P`` does not enter), from a straight
        line through five sizes spread over the middle half of the coexistence
        window around ``P3``.
