@@ -10,7 +10,16 @@ What is checked mechanically:
   ``\\Delta S``, ``\\langle S, S\\rangle``, "the shift $S$", ...); $U$ is only the
   potential $U(g, b, W)$ of the network parameters (no ``U(c)``, no ``U = ...``
   and no ``U^\\top`` as a generic matrix); positions are numbered from 1 in
-  prose and math (no "position 0", no ``T_{0m}``, no ``l = 0``).
+  prose and math (no "position 0", no ``T_{0m}``, no ``l = 0``);
+* one meaning each for $F$, $\\rho$, $s$, $c_L$: $F$ is only the network output
+  (the reduced action is ``S_v(\\Delta)``, its data part ``S^{\\rm data}_v``; the
+  basin free energies are ``\\Omega_{\\rm pool}``, ``\\Omega_{\\rm copy}``: no
+  ``F_v``, ``F_{\\rm pool}``, ``F(\\Delta)``, ``F'``); $\\rho$ is only the linear
+  chapter's transverse weight (no step concentration, shell ratio, collision sum or
+  correlation matrix $\\rho$, and no $\\rho$ outside the pages that use the
+  transverse weight); no unsubscripted $s$ for the copy-channel ratio or the data
+  gain (``S_{\\rm copy}(s)``, ``s(\\Delta)``); $c_L$ is not the isotropic row-sum
+  share (``\\xi_L``), only the causal copy weight of row $L$.
 
 The detectors are tested on strings first, so that the legitimate uses (the
 actions ``S(m, q)``, ``S(\\Delta)``, ``S_v``, ``S_\\perp``, ``S - \\min S``, the
@@ -137,6 +146,38 @@ ZERO_POSITION_MATH = [
     re.compile(NOT_INDEX + r"l\s*=\s*0(?![.\d])"),  # l = 0, ..., L-1
 ]
 
+# F is the network output F^mu only: the reduced action is S, the basin free energies Omega
+F_MISUSE_MATH = [
+    re.compile(NOT_NAME + r"F_(\{\s*)?(v\b|b\b|\\rm|\\text|\\mathrm)"),  # F_v, F_b, F_{\rm pool}, F_{\rm map}
+    re.compile(NOT_NAME + r"F\s*'"),  # F', F''
+    re.compile(NOT_NAME + r"F\s*\(\s*(\\Delta|x_|0\s*\))"),  # F(\Delta), F(x_-), F(0)
+    re.compile(r"\\min\s*F(?![A-Za-z])"),  # \min F
+    re.compile(NOT_NAME + r"F\s*(\\approx|=)"),  # F \approx ..., F = -G_0 ...
+    re.compile(r"\\sigma_G\^2\s*F(?![A-Za-z^])"),  # \sigma_G^2 F
+]
+# rho is the linear chapter's transverse weight only
+RHO_MISUSE_MATH = [
+    re.compile(r"\\rho\s*=\s*\\frac\s*\{\s*\\tanh"),  # step concentration
+    re.compile(r"\\rho\s*=\s*r\^2\s*/\s*\(\s*n"),  # shell ratio r^2/(n s_c^2)
+    re.compile(r"\\ln\s*\\rho"),  # the shell's entropy term
+    re.compile(r"\\rho\s*=\s*\\sum"),  # collision sum of the other logits
+    re.compile(r"\\rho\s*\^\s*\{?\s*j"),  # its tilted moments
+    re.compile(r"\\rho_\{?\s*ij"),  # correlation matrix of the z's
+    re.compile(r"\\hat\s*\{?\s*\\rho"),
+]
+RHO_PAGES = {"linear_attention", "conventions", "scaling", "notation"}  # where the transverse weight appears
+# no unsubscripted s for the copy-channel ratio (Upsilon) or the data gain (Gamma)
+S_LOWER_MISUSE_MATH = [
+    re.compile(NOT_NAME + r"s\s*\(\s*\\Delta"),  # s(\Delta), the data gain
+    re.compile(NOT_NAME + r"s\s*=\s*(Q\^2|\\gamma_1\^2)"),
+    re.compile(r"S_\{\s*\\(text|rm)\s*\{?\s*copy\s*\}?\s*\}\s*\(\s*s\s*\)"),  # S_{copy}(s)
+    re.compile(r"\\mathcal\s*G\s*\\,\s*s(?![A-Za-z_])"),
+]
+# c is the copy weight (c_l its causal row value): the isotropic row-sum share is xi_L
+C_L_MISUSE_MATH = [re.compile(r"c_L\s*(r\b|r\^|r_0|=\s*L\s*\()")]
+# S^data_v is the data part; S_v(...) takes the gap
+S_DATA_MISUSE_MATH = [re.compile(NOT_NAME + r"S_v\s*(\\big)?\(\s*\\alpha")]
+
 
 def math_offences(segment: str, patterns) -> list[str]:
     return [m.group() for p in patterns for m in p.finditer(segment)]
@@ -154,19 +195,42 @@ def zero_position(math: str) -> list[str]:
     return math_offences(math, ZERO_POSITION_MATH)
 
 
+def f_misuse(math: str) -> list[str]:
+    return math_offences(math, F_MISUSE_MATH)
+
+
+def rho_misuse(math: str) -> list[str]:
+    return math_offences(math, RHO_MISUSE_MATH)
+
+
+def s_misuse(math: str) -> list[str]:
+    return math_offences(math, S_LOWER_MISUSE_MATH + C_L_MISUSE_MATH + S_DATA_MISUSE_MATH)
+
+
+def any_rho(math: str) -> list[str]:
+    """Every rho (on pages without the transverse weight, any rho is an old use)."""
+    return re.findall(r"\\(?:var)?rho(?![A-Za-z])", math)
+
+
 # --------------------------------------------------------------------------
 # the detectors on strings: legitimate uses pass, the old ones are caught
 # --------------------------------------------------------------------------
 
 LEGIT_MATH = [
     r"S(m, q) ={}& \ell\Big[\tfrac{V(V-1)}2\ln\big(1+\tfrac{\alpha_1}\varepsilon\big)",
-    r"S(\Delta)", r"S_v(\alpha_1, L, \gamma_1, L; P)", r"S_\perp = \frac n2(\rho - 1 - \ln\rho)",
+    r"S(\Delta)", r"S^{\rm data}_v(\alpha_1, L, \gamma_1, L; P)", r"S_\perp = \frac n2(\Lambda - 1 - \ln\Lambda)",
     r"\ln(1 + S - \min S)", r"e^{-S(m,q)}", r"S_{\rm copy} - S_{\rm pool}", r"S_{\text{data}}",
     r"\partial S/\partial\alpha_1", r"e^{-S}", r"S", r"T_{l,l-1} = 1", r"T_{1,L} = 1",
     r"A = m\,\frac JL + q\Big(T - \frac JL\Big) + A_\perp", r"\langle A, T - J/L\rangle",
     r"\Delta(T - J/L)", r"\operatorname{softmax}(\Delta T)", r"U(g, b, W) = \frac{1}{2\sigma^2}",
     r"\Omega(c) = -\ln p(c)", r"G_0 = P(V-1)/(2\sigma_0^2 V)", r"\sigma_0^2", r"\ell = 0", r"l = 1, \dots, L",
     r"x^\mu_{l-1}", r"\sum_l w_l = 0", r"p(Y|A_0)", r"s_p^2 = \sigma_b^2 + \sigma_G^2/L^2", r"\Delta_l", r"\Delta_{1/2} = \ln(L-1)",
+    r"F^\mu = A\,X^\mu W", r"p(Y^\mu \mid F^\mu)", r"S_v(\Delta; P)", r"\Omega_{\rm pool} = \Omega_{\rm copy}",
+    r"\Omega_{\rm basin} = -\ln\Pr(c \in \text{basin})", r"S_{\rm map}(\Delta; P)", r"S' = S'' = 0", r"S(\Delta) - \min S",
+    r"\rho = r^2", r"P_2 = \sigma_0^2 L^2 V(\rho + \varepsilon)/((V-1)\sigma_G^2)", r"\rho \approx \sigma_G^2",
+    r"\Upsilon = Q^2/(L(\rho+\varepsilon))", r"S_{\text{copy}}(\Upsilon)", r"-G_0\, \Gamma(\Delta)", r"s_c^2",
+    r"\alpha_2 = Lm^2 + \xi_L r^2", r"c = 1/(1 + (L-1)e^{-\Delta})", r"c_L", r"c_l = \frac{1}{1 + (l-1)e^{-\Delta_l}}",
+    r"\psi > 1/2", r"u = v^2 + \Psi\,(1 - v)^2", r"2\sum_{ij}\Xi_{ij}^2",
 ]
 BAD_MATH = {
     "shift": [r"A = m J/L + q(S - J/L) + A_\perp", r"q\Big(S - \frac JL\Big)", r"S_{l,l-1}=1",
@@ -174,8 +238,21 @@ BAD_MATH = {
               r"\operatorname{span}(J, S)", r"A = 0.6\,S + 0.1\,J", r"A = S", r"S^\top S"],
     "U": [r"U(c) = -\ln p(c)", r"U = (S - J/L)/\sqrt{L-1}", r"U = \Phi/\sqrt\kappa", r"\det(I + UU^\top)"],
     "zero": [r"T_{0m} = 0", r"l = 0, \dots, L-1", r"x_0"],
+    "F": [r"F_v(\Delta; P) &= S_v\big(", r"F_{\rm pool} = F_{\rm copy}", r"F_b = -\ln\Pr(c \in b)",
+          r"F_{\rm map}(\Delta; 350)", r"F' = F'' = 0", r"F(\Delta) - F(0)", r"F(\Delta) - \min F",
+          r"F \approx -G_0\, s(\Delta)", r"\sigma_G^2 F &= -x", r"B &= F(x_-) - F(x_+)",
+          r"\partial(F_{\rm copy} - F_{\rm pool})/\partial P"],
+    "rho": [r"\rho = \frac{\tanh\big(\frac{H}{4kw}\big)}{\tanh\big(\frac{H}{4w}\big)}",
+            r"S_\perp = \frac n2(\rho - 1 - \ln\rho)", r"\rho = r^2/(n s_c^2)",
+            r"\rho = \sum_j e^{2\eta_j}/(\sum_j e^{\eta_j})^2", r"\mathbb E[\rho^j \mid t]",
+            r"2\sum_{ij}\rho_{ij}^2", r"\mathbb E\,\hat\rho^2 \approx \rho^2"],
+    "s": [r"s = Q^2/(L(\rho+\varepsilon))", r"S_{\text{copy}}(s) \approx -\mathcal G\,s/(1+s)",
+          r"-G_0\, s(\Delta)", r"s = \gamma_1^2/(L\alpha_1)", r"\alpha_2 = Lm^2 + c_L r^2",
+          r"c_L = L(L-1)/(L^2-2)", r"d_2 = c_L r_0^2 + \varepsilon", r"S_v(\alpha_1, L, \gamma_1, L-1; P)",
+          r"S_v\big(\alpha_1(\Delta), L"],
 }
-DETECTOR = {"shift": shift_as_s, "U": u_misuse, "zero": zero_position}
+DETECTOR = {"shift": shift_as_s, "U": u_misuse, "zero": zero_position, "F": f_misuse, "rho": rho_misuse,
+            "s": s_misuse}
 
 
 @pytest.mark.parametrize("math", LEGIT_MATH)
@@ -239,6 +316,34 @@ def test_U_is_the_parameter_potential_only(page):
 def test_positions_start_at_one(page):
     bad = offences(page, zero_position, ZERO_POSITION_PROSE)
     assert not bad, f"{page.name}: positions are l = 1, ..., L in prose and math (arrays are 0-based): {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_F_is_the_network_output_only(page):
+    bad = offences(page, f_misuse, None)
+    assert not bad, f"{page.name}: the reduced action is S(Delta) (data part S^data_v), the basin free energies " \
+                    f"Omega_pool, Omega_copy; F is the network output: {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_rho_is_the_transverse_weight_only(page):
+    bad = offences(page, rho_misuse, None)
+    if page.stem not in RHO_PAGES:
+        bad += offences(page, any_rho, None)
+    assert not bad, f"{page.name}: rho is the linear chapter's transverse weight only (step concentration psi, " \
+                    f"shell ratio Lambda, collision sum Psi, correlation matrix Xi): {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_no_bare_s_c_L_or_S_v_of_invariants(page):
+    bad = offences(page, s_misuse, None)
+    assert not bad, f"{page.name}: copy-channel ratio Upsilon, data gain Gamma(Delta), row-sum share xi_L, " \
+                    f"data action S^data_v: {bad}"
+
+
+def test_any_rho_detector():
+    assert any_rho(r"P_2 \propto \rho + \varepsilon") and any_rho(r"\varrho")
+    assert not any_rho(r"\Lambda - 1 - \ln\Lambda") and not any_rho(r"\Psi")
 
 
 # --------------------------------------------------------------------------
