@@ -5,7 +5,7 @@ Everything here is for the cyclic copy task with linear attention
 
 Order parameters and the reduced action
 ---------------------------------------
-An attention matrix is written ``A = m J/L + q (S - J/L) + A_perp``
+An attention matrix is written ``A = m J/L + q (T - J/L) + A_perp``
 (:func:`copylib.posterior.order_parameters.order_parameters`): ``m`` pooling, ``q`` copy,
 ``r2 = |A_perp|^2`` the weight of the ``n = L^2 - 2`` transverse directions.
 With ``xi_L = L (L-1)/(L^2 - 2)`` (see :func:`transverse_row_sum_factor`) the
@@ -18,7 +18,7 @@ Three versions of the action ``S(m, q)`` (units: nats; only ``A``-dependent
 terms, so ``S(0, 0) = 0`` for "mean_field" and "map"):
 
 * ``"mean_field"``: :func:`copylib.posterior.order_parameters.plugin_action` of
-  ``A = m J/L + q (S - J/L)`` plus the exact marginal prior
+  ``A = m J/L + q (T - J/L)`` plus the exact marginal prior
   :func:`copylib.posterior.order_parameters.prior_action_linear`. The readout ``W`` is
   integrated out (log-det "Occam" terms present), ``A_perp = 0``.
 * ``"fluct"``: the transverse modes are kept in a radial (one-number)
@@ -34,7 +34,7 @@ terms, so ``S(0, 0) = 0`` for "mean_field" and "map"):
 
   The data enter through ``alpha_1`` (exact: ``|A|^2`` is additive over
   orthogonal directions) and ``alpha_2`` (``|A 1|^2 = L m^2 + |A_perp 1|^2``
-  exactly, because ``<A_perp, J> = 0`` and ``(S - J/L) 1 = 0``; the
+  exactly, because ``<A_perp, J> = 0`` and ``(T - J/L) 1 = 0``; the
   isotropic average of ``|A_perp 1|^2`` over the shell is ``xi_L r2``).
   ``gamma_1, gamma_2`` do not see ``A_perp`` (it is orthogonal to ``S`` and
   ``J``). ``r2`` is then fixed by its saddle point (minimised, not
@@ -167,13 +167,13 @@ def _const(spec: ModelSpec) -> _Const:
 def transverse_row_sum_factor(L: int) -> float:
     """``xi_L = L (L-1) / (L^2 - 2)``: the isotropic average of ``|A_perp 1|^2 / |A_perp|^2``.
 
-    Derivation. ``|A 1|^2 = vec(A)^T Q vec(A)`` with ``Q = I_L ⊗ 1 1^T``
-    (``tr Q = L^2``; eigenvalue ``L`` on the ``L`` row-constant matrices
+    Derivation. ``|A 1|^2 = vec(A)^T Q_1 vec(A)`` with ``Q_1 = I_L ⊗ 1 1^T``
+    (``tr Q_1 = L^2``; eigenvalue ``L`` on the ``L`` row-constant matrices
     ``e_l 1^T/sqrt(L)``, ``0`` elsewhere). The transverse space is the
-    orthogonal complement of ``J/L`` (unit norm, ``<J/L, Q J/L> = |1|^2 = L``)
-    and of ``S - J/L`` (zero row sums, ``Q (S - J/L) = 0``), dimension
+    orthogonal complement of ``J/L`` (unit norm, ``<J/L, Q_1 J/L> = |1|^2 = L``)
+    and of ``T - J/L`` (zero row sums, ``Q_1 (T - J/L) = 0``), dimension
     ``n = L^2 - 2``. For ``A_perp`` uniform on the sphere of radius ``r`` in it,
-    ``E |A_perp 1|^2 = r^2 tr(Pi Q)/n = r^2 (L^2 - L)/(L^2 - 2)``.
+    ``E |A_perp 1|^2 = r^2 tr(Pi Q_1)/n = r^2 (L^2 - L)/(L^2 - 2)``.
     Adding ``r^2`` to ``alpha_2`` outright is this with ``xi_L -> 1`` (error ``O(1/L)``).
     """
     if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 2:
@@ -355,7 +355,7 @@ def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=
     Parameters
     ----------
     m, q : array_like, broadcastable
-        Pooling and copy amplitudes (dimensionless; ``A = m J/L + q (S - J/L)``).
+        Pooling and copy amplitudes (dimensionless; ``A = m J/L + q (T - J/L)``).
     P : float or array_like > 0, broadcastable with ``m, q``
         Number of training sequences (may be non-integer).
     spec : ModelSpec

@@ -213,7 +213,7 @@ def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 4
 
     The plug-in action (:func:`copylib.posterior.order_parameters.plugin_action`)
     depends on ``A`` only through ``alpha_1 = |A|^2``, ``alpha_2 = |A 1|^2``,
-    ``gamma_1``, ``gamma_2``. Split ``A = m J/L + q (S - J/L) + R + Z`` with
+    ``gamma_1``, ``gamma_2``. Split ``A = m J/L + q (T - J/L) + R + Z`` with
     ``R`` in the ``L-1`` dimensional space of row-constant matrices with zero
     grand sum (``|A 1|^2`` sees it) and ``Z`` in the ``L^2 - L - 1`` dimensional
     rest (zero row sums, orthogonal to ``S``). Then exactly
