@@ -213,15 +213,15 @@ def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 4
 
     The plug-in action (:func:`copylib.posterior.order_parameters.plugin_action`)
     depends on ``A`` only through ``alpha_1 = |A|^2``, ``alpha_2 = |A 1|^2``,
-    ``gamma_1``, ``gamma_2``. Split ``A = m J/L + q (T - J/L) + R + Z`` with
-    ``R`` in the ``L-1`` dimensional space of row-constant matrices with zero
-    grand sum (``|A 1|^2`` sees it) and ``Z`` in the ``L^2 - L - 1`` dimensional
-    rest (zero row sums, orthogonal to ``S``). Then exactly
+    ``gamma_1``, ``gamma_2``. Split ``A = m J/L + q (T - J/L) + A_row + A_rest`` with
+    ``A_row`` in the ``L-1`` dimensional space of row-constant matrices with zero
+    grand sum (``|A 1|^2`` sees it) and ``A_rest`` in the ``L^2 - L - 1`` dimensional
+    rest (zero row sums, orthogonal to ``T``). Then exactly
 
         alpha_1 = m^2 + (L-1) q^2 + r2_row + r2_rest,   alpha_2 = L (m^2 + r2_row),
         gamma_1 = m + (L-1) q,                          gamma_2 = L m,
 
-    with ``r2_row = |R|^2``, ``r2_rest = |Z|^2``. The Gaussian prior of ``A`` is
+    with ``r2_row = |A_row|^2``, ``r2_rest = |A_rest|^2``. The Gaussian prior of ``A`` is
     isotropic with variance ``s_c^2 = sigma_G^2/L^2`` in both subspaces, so
     ``r2`` of an ``n``-dimensional shell has the prior density
     ``∝ r2^{n/2 - 1} exp(-r2/(2 s_c^2))``, and the posterior of

@@ -11,15 +11,15 @@ only through
 (``alpha_2 = gamma_2 = L`` for row-stochastic ``A``, cyclic task). Under the prior
 the ``L`` rows of ``g`` are independent and identically distributed (the copy
 position of each row is a relabelling), so the prior density of the pair
-``s = (alpha_1, gamma_1)`` is the ``L``-fold convolution ``p0`` of the density of
-one row's ``(u, v)``, and the plug-in posterior of ``s`` is exactly
+``Theta = (alpha_1, gamma_1)`` is the ``L``-fold convolution ``p0`` of the density of
+one row's ``(u, v)``, and the plug-in posterior of ``Theta`` is exactly
 
 ::
 
-    p(s | P) = p0(s) exp(-S(s; P)) / Z(P).
+    p(Theta | P) = p0(Theta) exp(-S(Theta; P)) / Z(P).
 
 No saddle point over a one-parameter family is taken: everything below is a
-two-dimensional integral over ``s``.
+two-dimensional integral over ``Theta``.
 
 **The row cumulant generating function.** Write a row's logits as ``x`` (the
 previous position) and ``eta`` (the other ``L - 1``), all ``N(0, sigma_G^2)``.
@@ -38,11 +38,11 @@ common random numbers, so ``phi`` is a smooth function of ``lam``). Given ``t``,
 ``u`` is linear in ``Psi``: the moments of ``(u, v)`` under the tilted measure
 need only the tilted conditional moments ``E[Psi^j | t]``, ``j <= 4``.
 
-**Saddlepoint (Daniels) density.** For ``s = L grad phi(lam)``,
+**Saddlepoint (Daniels) density.** For ``Theta = L grad phi(lam)``,
 
 ::
 
-    ln p0(s) = L phi(lam) - lam . s - ln(2 pi L) - (1/2) ln det Sigma(lam) + ln(1 + r(lam)/L),
+    ln p0(Theta) = L phi(lam) - lam . Theta - ln(2 pi L) - (1/2) ln det Sigma(lam) + ln(1 + r(lam)/L),
 
 ``Sigma = Hess phi`` the tilted covariance of one row and ``r`` the standard
 second-order term built from the third and fourth tilted cumulants ``k``:
@@ -56,13 +56,13 @@ The term ``r`` is available (``correction=True``) but is unreliable where the
 tilted row is close to degenerate or bimodal (see
 :meth:`RowCumulants.log_prior_density`).
 
-**The marginal of the copy weight.** ``lam`` is a global coordinate on ``s``
-(``s = L grad phi`` is a bijection, ``ds = L^2 det Sigma dlam``). At fixed
+**The marginal of the copy weight.** ``lam`` is a global coordinate on ``Theta``
+(``Theta = L grad phi`` is a bijection, ``dTheta = L^2 det Sigma dlam``). At fixed
 ``lam_1``, ``gamma_1`` increases with ``lam_2`` (``d gamma_1/d lam_2 = L Sigma_22``),
 so ``(lam_1, gamma_1)`` are coordinates too, with
 ``d alpha_1 d gamma_1 = (L det Sigma / Sigma_22) d lam_1 d gamma_1``. The marginal
 of ``c = gamma_1 / L`` is the integral over ``lam_1`` (trapezoid) of
-``p(s) L det Sigma / Sigma_22``, each ``lam_1`` row interpolated onto a common
+``p(Theta) L det Sigma / Sigma_22``, each ``lam_1`` row interpolated onto a common
 ``c`` grid (monotone piecewise-cubic in ``gamma_1``, on the log scale: at large
 positive ``lam_1`` the tilted row is bimodal and ``gamma_1`` jumps between
 neighbouring ``lam_2``, where an ordinary cubic spline overshoots).

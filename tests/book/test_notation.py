@@ -19,7 +19,13 @@ What is checked mechanically:
   correlation matrix $\\rho$, and no $\\rho$ outside the pages that use the
   transverse weight); no unsubscripted $s$ for the copy-channel ratio or the data
   gain (``S_{\\rm copy}(s)``, ``s(\\Delta)``); $c_L$ is not the isotropic row-sum
-  share (``\\xi_L``), only the causal copy weight of row $L$.
+  share (``\\xi_L``), only the causal copy weight of row $L$;
+* plain $s$ is only the copy share (the spinodal exercise's distance is
+  ``x_+ - x_-``, the saddlepoint statistic ``\\Theta``); $H$ is only the Hessian
+  of $S(m, q)$ (``H_L``, ``H_\\varphi`` aside; a refinement interval's width is
+  ``\\tau``); $Z$ is only the partition function of the glossary (and the
+  Woodbury exercise's generic matrix): the transverse parts are ``A_{\\rm row}``,
+  ``A_{\\rm rest}``.
 
 The detectors are tested on strings first, so that the legitimate uses (the
 actions ``S(m, q)``, ``S(\\Delta)``, ``S_v``, ``S_\\perp``, ``S - \\min S``, the
@@ -172,9 +178,25 @@ S_LOWER_MISUSE_MATH = [
     re.compile(NOT_NAME + r"s\s*=\s*(Q\^2|\\gamma_1\^2)"),
     re.compile(r"S_\{\s*\\(text|rm)\s*\{?\s*copy\s*\}?\s*\}\s*\(\s*s\s*\)"),  # S_{copy}(s)
     re.compile(r"\\mathcal\s*G\s*\\,\s*s(?![A-Za-z_])"),
+    # the spinodal exercise's distance is x_+ - x_-, the saddlepoint statistic Theta
+    re.compile(r"\\frac\s*\{S'''\}\s*\{12\}\s*(\\,)?\s*s\s*\^"),  # \frac{S'''}{12}\,s^3
+    re.compile(NOT_NAME + r"s\s*=\s*(2x_|\(\s*\\alpha_1|L\s*\\nabla)"),  # s = 2x_+, s = (alpha_1, gamma_1)
+    re.compile(r"p_0\s*\(\s*s\s*\)|\\lambda\s*(\\cdot|\\mapsto)\s*s(?![A-Za-z_])"),  # p_0(s), lambda . s
+    re.compile(r"f'\s*\(\s*s\s*\)"),  # an integration variable s
 ]
 # c is the copy weight (c_l its causal row value): the isotropic row-sum share is xi_L
 C_L_MISUSE_MATH = [re.compile(r"c_L\s*(r\b|r\^|r_0|=\s*L\s*\()")]
+# H is the Hessian of S(m, q) (H_L, H_varphi subscripted): a refinement interval's width in ln P is tau
+H_MISUSE_MATH = [
+    re.compile(NOT_NAME + r"H\s*/|\\frac\s*\{\s*H\s*\}"),  # H/(2k), \frac{H}{4kw}
+    re.compile(NOT_NAME + r"H_2(?![0-9])"),
+]
+# Z is the partition function (and the Woodbury exercise's generic matrix): the transverse parts are A_row, A_rest
+Z_MISUSE_MATH = [
+    re.compile(r"A_\\perp\s*=\s*R\s*\+\s*Z"),
+    re.compile(NOT_NAME + r"R\s*\\mathbf\s*\{?\s*1|\\lVert\s*R\s*\\rVert"),  # R 1, |R|
+]
+Z_PAGES = {"glossary", "marginalisation"}  # the partition function, the Woodbury exercise
 # S^data_v is the data part; S_v(...) takes the gap
 S_DATA_MISUSE_MATH = [re.compile(NOT_NAME + r"S_v\s*(\\big)?\(\s*\\alpha")]
 
@@ -207,6 +229,19 @@ def s_misuse(math: str) -> list[str]:
     return math_offences(math, S_LOWER_MISUSE_MATH + C_L_MISUSE_MATH + S_DATA_MISUSE_MATH)
 
 
+def h_misuse(math: str) -> list[str]:
+    return math_offences(math, H_MISUSE_MATH)
+
+
+def z_misuse(math: str) -> list[str]:
+    return math_offences(math, Z_MISUSE_MATH)
+
+
+def any_z(math: str) -> list[str]:
+    """Every standalone Z (on pages without the partition function, any Z is an old use)."""
+    return re.findall(NOT_NAME + r"Z(?![A-Za-z])", math)
+
+
 def any_rho(math: str) -> list[str]:
     """Every rho (on pages without the transverse weight, any rho is an old use)."""
     return re.findall(r"\\(?:var)?rho(?![A-Za-z])", math)
@@ -232,6 +267,14 @@ LEGIT_MATH = [
     r"\Upsilon = Q^2/(L(\rho+\varepsilon))", r"S_{\text{copy}}(\Upsilon)", r"-G_0\, \Gamma(\Delta)", r"s_c^2",
     r"\alpha_2 = Lm^2 + \xi_L r^2", r"c = 1/(1 + (L-1)e^{-\Delta})", r"c_L", r"c_l = \frac{1}{1 + (l-1)e^{-\Delta_l}}",
     r"\psi > 1/2", r"u = v^2 + \Psi\,(1 - v)^2", r"2\sum_{ij}\Xi_{ij}^2",
+    r"s = 1/2", r"s = (L-1)\mathbb E[q\operatorname{sign}m]", r"s_{lj} = x_l^\top W_K h_j",
+    r"&= \frac{S'''}{12}\,(x_+ - x_-)^3 \;\propto\; \delta^{3/2}.", r"x_+ - x_- = 2x_+ \propto \delta^{1/2}",
+    r"p_0(\Theta) \simeq \frac{\exp[L\varphi(\lambda) - \lambda\cdot\Theta]}", r"\Theta = (\alpha_1, \gamma_1)",
+    r"\lambda \mapsto \Theta", r"\int_{t_3}^{t}\big(f'(\tilde t) - k\big)\,d\tilde t",
+    r"\psi = \frac{\tanh\big(\frac{\tau}{4kw}\big)}{\tanh\big(\frac{\tau}{4w}\big)}", r"a = \tau/(2k)", r"\tau_2",
+    r"H_{mm} = 1/s_p^2 - aP_0^2(x + x^2)", r"(H^{-1})_{mm}", r"\det H(P) = 0", r"H_{mq}^2/H_{qq}", r"L - H_L",
+    r"\sqrt{\det H_\varphi(\lambda)}", r"A_\perp = A_{\rm row} + A_{\rm rest}", r"A_{\rm row}\mathbf 1 \ne 0",
+    r"\lVert A_\perp\mathbf 1\rVert^2", r"\lVert A_{\rm row}\rVert^2",
 ]
 BAD_MATH = {
     "shift": [r"A = m J/L + q(S - J/L) + A_\perp", r"q\Big(S - \frac JL\Big)", r"S_{l,l-1}=1",
@@ -250,10 +293,16 @@ BAD_MATH = {
     "s": [r"s = Q^2/(L(\rho+\varepsilon))", r"S_{\text{copy}}(s) \approx -\mathcal G\,s/(1+s)",
           r"-G_0\, s(\Delta)", r"s = \gamma_1^2/(L\alpha_1)", r"\alpha_2 = Lm^2 + c_L r^2",
           r"c_L = L(L-1)/(L^2-2)", r"d_2 = c_L r_0^2 + \varepsilon", r"S_v(\alpha_1, L, \gamma_1, L-1; P)",
-          r"S_v\big(\alpha_1(\Delta), L"],
+          r"S_v\big(\alpha_1(\Delta), L", r"&= \frac{S'''}{12}\,s^3 \;\propto\; \delta^{3/2}.",
+          r"s = 2x_+ \propto \delta^{1/2}", r"p_0(s) \simeq \frac{\exp[L\varphi(\lambda) - \lambda\cdot s]}",
+          r"s = (\alpha_1, \gamma_1)", r"s = L\nabla\varphi(\lambda)", r"\lambda \mapsto s",
+          r"\int_{t_3}^{t}\big(f'(s) - k\big)\,ds"],
+    "H": [r"\psi = \frac{\tanh\big(\frac{H}{4kw}\big)}{\tanh\big(\frac{H}{4w}\big)}", r"a = H/(2k)",
+          r"u = H/(4w)", r"w < \frac{H}{4u_{1/2}}", r"H_2"],
+    "Z": [r"A_\perp = R + Z", r"R\mathbf 1 \ne 0", r"\lVert R\mathbf 1\rVert^2 = L\lVert R\rVert^2"],
 }
 DETECTOR = {"shift": shift_as_s, "U": u_misuse, "zero": zero_position, "F": f_misuse, "rho": rho_misuse,
-            "s": s_misuse}
+            "s": s_misuse, "H": h_misuse, "Z": z_misuse}
 
 
 @pytest.mark.parametrize("math", LEGIT_MATH)
@@ -340,6 +389,20 @@ def test_no_bare_s_c_L_or_S_v_of_invariants(page):
     bad = offences(page, s_misuse, None)
     assert not bad, f"{page.name}: copy-channel ratio Upsilon, data gain Gamma(Delta), row-sum share xi_L, " \
                     f"data action S^data_v: {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_H_is_the_hessian_Z_the_partition_function(page):
+    bad = offences(page, lambda math: h_misuse(math) + z_misuse(math), None)
+    if page.stem not in Z_PAGES:
+        bad += offences(page, any_z, None)
+    assert not bad, f"{page.name}: H is the Hessian of S(m, q) (a refinement interval's width is tau); Z is the " \
+                    f"partition function (the transverse parts are A_row, A_rest): {bad}"
+
+
+def test_any_z_detector():
+    assert any_z(r"A_\perp = R + Z") and any_z(r"\mathbb E_{\mathcal D} \ln Z(\mathcal D)")
+    assert not any_z(r"\hat R") and not any_z(r"\Xi_{ij}") and not any_z(r"\mathcal D")
 
 
 def test_any_rho_detector():
