@@ -26,6 +26,9 @@ What is checked mechanically:
   ``\\tau``); $Z$ is only the partition function of the glossary (and the
   Woodbury exercise's generic matrix): the transverse parts are ``A_{\\rm row}``,
   ``A_{\\rm rest}``.
+* no borrowed letters: $m$ is not a position (``T_{1m}``), $c$ not a fit's
+  intercept, $g_1, g_2$ not skewness and kurtosis, ``N(0, .)`` is ``\\mathcal N``,
+  and position 1's output is $f_1$ (not $f_0$).
 
 The detectors are tested on strings first, so that the legitimate uses (the
 actions ``S(m, q)``, ``S(\\Delta)``, ``S_v``, ``S_\\perp``, ``S - \\min S``, the
@@ -197,6 +200,16 @@ Z_MISUSE_MATH = [
     re.compile(NOT_NAME + r"R\s*\\mathbf\s*\{?\s*1|\\lVert\s*R\s*\\rVert"),  # R 1, |R|
 ]
 Z_PAGES = {"glossary", "marginalisation"}  # the partition function, the Woodbury exercise
+# letters that were borrowed for something else: m as a position (positions are l, j, k), c as a fit's intercept
+# or constant (c is the copy weight), g_1, g_2 as skewness and kurtosis (g are the logits), N(0, .) for the
+# normal law (\mathcal N), f_0 for position 1's output
+BORROWED_MATH = [
+    re.compile(r"T_\{\s*[1lijk]\s*m\s*\}|" + NOT_NAME + r"l\s*=\s*m(?![A-Za-z_])"),  # T_{1m}, a pair l = m
+    re.compile(NOT_NAME + r"c\s*\+\s*[ab]\s*\\ln|\(\s*a\s*,\s*c\s*\)|" + NOT_NAME + r"c\s*\\mathbf\s*\{?\s*1"),
+    re.compile(NOT_NAME + r"g_[12](?![0-9])"),
+    re.compile(r"(?<!\\mathcal )(?<!\\mathcal)" + NOT_NAME + r"N\s*\(\s*0"),
+    re.compile(r"\\lVert\s*f_0"),
+]
 # S^data_v is the data part; S_v(...) takes the gap
 S_DATA_MISUSE_MATH = [re.compile(NOT_NAME + r"S_v\s*(\\big)?\(\s*\\alpha")]
 
@@ -237,6 +250,10 @@ def z_misuse(math: str) -> list[str]:
     return math_offences(math, Z_MISUSE_MATH)
 
 
+def borrowed(math: str) -> list[str]:
+    return math_offences(math, BORROWED_MATH)
+
+
 def any_z(math: str) -> list[str]:
     """Every standalone Z (on pages without the partition function, any Z is an old use)."""
     return re.findall(NOT_NAME + r"Z(?![A-Za-z])", math)
@@ -275,6 +292,9 @@ LEGIT_MATH = [
     r"H_{mm} = 1/s_p^2 - aP_0^2(x + x^2)", r"(H^{-1})_{mm}", r"\det H(P) = 0", r"H_{mq}^2/H_{qq}", r"L - H_L",
     r"\sqrt{\det H_\varphi(\lambda)}", r"A_\perp = A_{\rm row} + A_{\rm rest}", r"A_{\rm row}\mathbf 1 \ne 0",
     r"\lVert A_\perp\mathbf 1\rVert^2", r"\lVert A_{\rm row}\rVert^2",
+    r"T_{1j} = 0", r"j=k", r"\ln P_1 = a_0 + a\ln V + b\ln L", r"(a, a_0) = (1, 0)", r"a\bar x + a_0\mathbf 1 - y",
+    r"g_{ij}\sim\mathcal N(0,\sigma_G^2)", r"\mathcal N(0, s_c^2 I_n)", r"g, b \sim \mathcal N(0, 0.01^2)",
+    r"\lVert f_1\rVert^2", r"\hat f(t) = k t + \hat f_0", r"c_l = \frac{1}{1 + (l-1)e^{-\Delta_l}}", r"\sigma_G^2",
 ]
 BAD_MATH = {
     "shift": [r"A = m J/L + q(S - J/L) + A_\perp", r"q\Big(S - \frac JL\Big)", r"S_{l,l-1}=1",
@@ -300,9 +320,12 @@ BAD_MATH = {
     "H": [r"\psi = \frac{\tanh\big(\frac{H}{4kw}\big)}{\tanh\big(\frac{H}{4w}\big)}", r"a = H/(2k)",
           r"u = H/(4w)", r"w < \frac{H}{4u_{1/2}}", r"H_2"],
     "Z": [r"A_\perp = R + Z", r"R\mathbf 1 \ne 0", r"\lVert R\mathbf 1\rVert^2 = L\lVert R\rVert^2"],
+    "borrowed": [r"T_{1m} = 0", r"l=m", r"\ln P_1 = c + a\ln V + b\ln L", r"\ln P_2 = c + b\ln L", r"(a, c) = (1, 0)",
+                 r"a\bar x + c\mathbf 1 - y", r"(g_1^2 + 1)/(g_2 + 3)", r"N(0, s_c^2 I_n)",
+                 r"\lVert f_0\rVert^2 = V\cdot\frac1{V^2}"],
 }
 DETECTOR = {"shift": shift_as_s, "U": u_misuse, "zero": zero_position, "F": f_misuse, "rho": rho_misuse,
-            "s": s_misuse, "H": h_misuse, "Z": z_misuse}
+            "s": s_misuse, "H": h_misuse, "Z": z_misuse, "borrowed": borrowed}
 
 
 @pytest.mark.parametrize("math", LEGIT_MATH)
@@ -398,6 +421,13 @@ def test_H_is_the_hessian_Z_the_partition_function(page):
         bad += offences(page, any_z, None)
     assert not bad, f"{page.name}: H is the Hessian of S(m, q) (a refinement interval's width is tau); Z is the " \
                     f"partition function (the transverse parts are A_row, A_rest): {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_no_borrowed_letters(page):
+    bad = offences(page, borrowed, None)
+    assert not bad, f"{page.name}: positions are l, j, k; c is the copy weight (a fit's intercept is a_0); g are the " \
+                    f"logits; the normal law is \\mathcal N; position 1's output is f_1: {bad}"
 
 
 def test_any_z_detector():
