@@ -67,7 +67,8 @@ of ``c = gamma_1 / L`` is the integral over ``lam_1`` (trapezoid) of
 positive ``lam_1`` the tilted row is bimodal and ``gamma_1`` jumps between
 neighbouring ``lam_2``, where an ordinary cubic spline overshoots).
 
-Functions: :func:`row_cumulants` (the prior of one row, independent of ``P``),
+Functions: :func:`row_cumulants` (the prior of one row, independent of ``P``;
+:func:`finite_size_cumulants` on a refinable default tilt grid),
 :func:`copy_weight_marginal` (the posterior marginal of ``c`` at one ``P``, with
 the conditional means of ``alpha_1`` and of the test loss),
 :func:`marginal_branches` (local minima of ``-ln p(c)``, the barrier, basin free
