@@ -125,6 +125,7 @@ __all__ = [
     "FirstOrderPoint",
     "first_order_point",
     "barrier_at_p3",
+    "copy_minimum_depth",
     "local_minimum_copy_weights",
     "global_minimum_state",
     "OrderParameterCurve",
@@ -836,6 +837,34 @@ def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_
     D = np.linspace(point.Delta[0], point.Delta[1], n_grid)
     F = reduced_action(D, point.P3, spec, version=version, noise=noise)
     return float(F.max() - F[0])
+
+
+def copy_minimum_depth(P, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
+                       n_grid: int = 20001) -> tuple[float, float]:
+    """Depth ``B`` (nats) and distance ``x_+ - x_-`` of the copy minimum of ``S(Delta; P)`` below the barrier top.
+
+    ``B = S(Delta_top) - S(Delta_copy)`` and ``x_+ - x_- = Delta_copy - Delta_top``, where
+    ``Delta_copy`` is the largest-gap minimum (:func:`action_minima`) and ``Delta_top``
+    the barrier top (the first ``+`` to ``-`` sign change of ``S'`` on ``n_grid`` points
+    between the outer minima, refined with brentq to ``1e-14``; with two minima the only
+    maximum between them). Near the lower spinodal ``B ~ delta^(3/2)`` and ``x_+ - x_- ~ delta^(1/2)`` in
+    ``delta = P - P_lower``. Raises ``ValueError`` if ``S`` has a single minimum at ``P``.
+    """
+    spec = _check_spec(spec)
+    version = _check_version(version)
+    n_grid = check_int("n_grid", n_grid, minimum=3)
+    D, F = action_minima(P, spec, version, noise=noise)
+    if D.size < 2:
+        raise ValueError(f"P = {P!r}: F has a single minimum (P outside the coexistence window), no barrier")
+    x = np.linspace(D[0], D[-1], n_grid)[1:-1]
+    dF = reduced_action_derivatives(x, P, spec, version=version, noise=noise)[1]
+    k = np.flatnonzero((dF[:-1] > 0) & (dF[1:] <= 0))[0]  # F' from + to -: the barrier top
+
+    def slope(d):
+        return float(reduced_action_derivatives(d, P, spec, version=version, noise=noise)[1])
+
+    D_top = brentq(slope, x[k], x[k + 1], xtol=1e-14)
+    return float(reduced_action(D_top, P, spec, version=version, noise=noise)) - float(F[-1]), float(D[-1] - D_top)
 
 
 def local_minimum_copy_weights(P, spec: ModelSpec, version: str = "mean_field", *,

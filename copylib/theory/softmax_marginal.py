@@ -67,7 +67,8 @@ of ``c = gamma_1 / L`` is the integral over ``lam_1`` (trapezoid) of
 positive ``lam_1`` the tilted row is bimodal and ``gamma_1`` jumps between
 neighbouring ``lam_2``, where an ordinary cubic spline overshoots).
 
-Functions: :func:`row_cumulants` (the prior of one row, independent of ``P``),
+Functions: :func:`row_cumulants` (the prior of one row, independent of ``P``;
+:func:`finite_size_cumulants` on a refinable default tilt grid),
 :func:`copy_weight_marginal` (the posterior marginal of ``c`` at one ``P``, with
 the conditional means of ``alpha_1`` and of the test loss),
 :func:`marginal_branches` (local minima of ``-ln p(c)``, the barrier, basin free
@@ -94,6 +95,7 @@ from .reduced_action import downward_crossings, upward_crossings
 __all__ = [
     "RowCumulants",
     "row_cumulants",
+    "finite_size_cumulants",
     "CopyWeightMarginal",
     "copy_weight_marginal",
     "MarginalBranches",
@@ -388,6 +390,26 @@ def row_cumulants(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8
     correction = _third_fourth(mom, cov)
     return RowCumulants(lam1=lam1, lam2=lam2, phi=phi, mean=mean, cov=cov, correction=correction,
                         t_edge=t_edge, L=L, sigma_G=sG, n_draws=n_draws)
+
+
+def finite_size_cumulants(L: int, V: int, rng: np.random.Generator, *, refine: int = 1,
+                          **kwargs) -> tuple[ModelSpec, RowCumulants]:
+    """The cyclic softmax spec of size ``L``, ``V`` and its :func:`row_cumulants` on a refinable tilt grid.
+
+    The tilt grids are :func:`default_tilts` ``(L)`` as ``linspace`` grids over the
+    same range with the spacing divided by ``refine`` (an integer >= 1), so every
+    point of the ``refine = 1`` grid is also a point of the refined grid: a grid
+    refinement measures the interpolation error of the marginal (the finite-size
+    table of the softmax chapter). ``kwargs`` go to :func:`row_cumulants`
+    (``n_draws``, ``t_step``, ``t_range``; not the tilt grids).
+    """
+    refine = check_int("refine", refine, 1)
+    if {"lam1", "lam2"} & set(kwargs):
+        raise TypeError("finite_size_cumulants sets the tilt grids lam1, lam2 itself (use refine)")
+    spec = ModelSpec(L=check_int("L", L, 3), V=check_int("V", V, 2), kind="softmax")
+    grids = {name: np.linspace(g[0], g[-1], refine * (g.size - 1) + 1)
+             for name, g in zip(("lam1", "lam2"), default_tilts(spec.L))}
+    return spec, row_cumulants(spec, rng, **grids, **kwargs)
 
 
 # --------------------------------------------------------------------------

@@ -209,6 +209,20 @@ def test_default_grids_up_to_L48_and_wider_beyond():
         assert c[0] <= 0.4 / L + 1e-15 and c[-1] == 0.7 and np.diff(c).max() <= 0.02 / L + 1e-12
 
 
+def test_finite_size_cumulants_match_row_cumulants_on_the_default_range():
+    rng = np.random.default_rng
+    spec, cum = se.finite_size_cumulants(8, 3, rng(5), n_draws=64, t_step=0.2)
+    ref = se.row_cumulants(SMALL, rng(5), n_draws=64, t_step=0.2)
+    assert spec == SMALL
+    # the same tilts (linspace instead of arange: equal to rounding) give the same cumulants
+    np.testing.assert_allclose(cum.phi, ref.phi, rtol=1e-12, atol=1e-12)
+    _, fine = se.finite_size_cumulants(8, 3, rng(5), refine=2, n_draws=64, t_step=0.2)
+    # the tilts are computed pointwise: the refined grid holds the coarse one exactly
+    np.testing.assert_array_equal(fine.phi[::2, ::2], cum.phi)
+    with pytest.raises(TypeError, match="lam1"):
+        se.finite_size_cumulants(8, 3, rng(5), lam1=np.linspace(-1.0, 1.0, 5))
+
+
 @pytest.mark.parametrize("P", [450.0, 600.0, 610.0, 900.0])
 def test_marginal_scan_agrees_with_marginal_and_branches(big_cum, P):
     scan = se.marginal_scan([P, 500.0], SPEC, big_cum)

@@ -347,6 +347,23 @@ def test_barrier_at_p3_is_the_action_maximum_between_equal_minima(p3_mean_field)
         barrier_at_p3(p3_mean_field.P3, SPEC)
 
 
+def test_copy_minimum_depth_at_p3_is_the_barrier_and_vanishes_at_the_spinodal(p3_mean_field):
+    from copylib.theory.softmax import barrier_at_p3, copy_minimum_depth
+
+    r = p3_mean_field
+    B, s = copy_minimum_depth(r.P3, SPEC)
+    # equal minima at P3: the depth below the barrier top is the barrier; the grid maximum of
+    # barrier_at_p3 is below the brentq top by at most the curvature over one grid step
+    assert B == pytest.approx(barrier_at_p3(r, SPEC, n_grid=20001), rel=1e-6)
+    assert 0 < s < r.Delta[1] - r.Delta[0]
+    # B ~ delta^(3/2) near the lower spinodal: a quarter of the distance gives an eighth of the depth
+    P_lo = r.spinodals.P_lower
+    near, nearer = copy_minimum_depth(P_lo * 1.004, SPEC)[0], copy_minimum_depth(P_lo * 1.001, SPEC)[0]
+    assert 0 < nearer < near and near / nearer == pytest.approx(8.0, rel=0.05)  # next order: delta/P_lower
+    with pytest.raises(ValueError, match="single minimum"):
+        copy_minimum_depth(0.5 * P_lo, SPEC)
+
+
 def test_local_and_global_minimum_states(p3_mean_field):
     from copylib.theory.softmax import global_minimum_state, local_minimum_copy_weights
 

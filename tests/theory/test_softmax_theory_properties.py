@@ -820,6 +820,39 @@ def _chapter_point(version):
     return _POINTS[version]
 
 
+@covers(st_.copy_minimum_depth)
+@budget(6)
+@given(frac=st.floats(0.001, 0.999), version=st.sampled_from(["mean_field", "map"]))
+def test_copy_minimum_depth_inside_the_coexistence_window(frac, version):
+    sp = _chapter_point(version).spinodals
+    P = sp.P_lower + frac * (sp.P_upper - sp.P_lower)
+    B, s = st_.copy_minimum_depth(P, CHAPTER, version)
+    D, F = st_.action_minima(P, CHAPTER, version)
+    # the top lies between the two minima and above both (1e-12: rounding of F)
+    assert 0 < s < D[-1] - D[0] and B > 0 and B + F[-1] >= F[0] - 1e-12
+    with raises_naming("n_grid"):
+        st_.copy_minimum_depth(P, CHAPTER, version, n_grid=2)
+    with pytest.raises(ValueError, match="single minimum"):
+        st_.copy_minimum_depth(0.5 * sp.P_lower, CHAPTER, version)
+
+
+@covers(se.finite_size_cumulants)
+@budget(3)
+@given(L=st.integers(3, 6), V=st.integers(2, 5), seed=seeds, refine=st.integers(1, 3))
+def test_finite_size_cumulants_refine_the_default_grid(L, V, seed, refine):
+    spec, cum = se.finite_size_cumulants(L, V, np.random.default_rng(seed), refine=refine, n_draws=16, t_step=0.2)
+    assert spec == cl.ModelSpec(L=L, V=V, kind="softmax") and cum.L == L
+    for grid, default in zip((cum.lam1, cum.lam2), se.default_tilts(L)):
+        # every default tilt is a point of the refined grid (1e-9: linspace rounding)
+        assert grid.size == refine * (default.size - 1) + 1
+        np.testing.assert_allclose(grid[::refine], default, atol=1e-9)
+    assert_finite(cum.phi)
+    with raises_naming("refine"):
+        se.finite_size_cumulants(L, V, np.random.default_rng(seed), refine=0)
+    with raises_naming("L"):
+        se.finite_size_cumulants(2, V, np.random.default_rng(seed))
+
+
 @covers(sx.p3_from_hopping)
 @budget(30)
 @given(shares=st.lists(st.floats(0, 1), min_size=2, max_size=6), n=st.integers(1, 50))
