@@ -296,9 +296,9 @@ def sample_induction_tempering(P_values, spec: InductionSpec, rng: np.random.Gen
                                n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 10,
                                swap_every: int = 1, init: dict | None = None, n_test: int = 256,
                                cache: bool = False) -> InductionTempering:
-    """Replica exchange on ``exp(-beta V - U_0)`` over the ladder ``betas`` at every ``P``, chains batched.
+    """Replica exchange on ``exp(-beta U_data - U_prior)`` over the ladder ``betas`` at every ``P``, chains batched.
 
-    ``V`` is the data term of ``U(g, K, W)`` and ``U_0`` its prior term (kept at full strength on every
+    ``U_data`` is the data term of ``U(g, K, W)`` and ``U_prior`` its prior term (kept at full strength on every
     rung; ``betas`` strictly increasing in ``[0, 1]``, ending at 1). The data are nested (one draw of
     ``max(P)`` sequences from ``rng``); repeated sequences enter once, with their count, which is
     exact and makes a run's cost independent of ``P`` once ``P`` exceeds the number of distinct

@@ -1,14 +1,14 @@
 """Replica exchange (parallel tempering) over a likelihood-temperature ladder, MALA within each replica.
 
-The target is split into a likelihood term ``V(x)`` (``-ln`` likelihood) and a prior term
-``U_0(x)`` (``-ln`` prior); replica ``k`` of a ladder ``0 <= beta_1 < ... < beta_K = 1`` samples
+The target is split into a likelihood term ``U_data(x)`` (``-ln`` likelihood) and a prior term
+``U_prior(x)`` (``-ln`` prior); replica ``k`` of a ladder ``0 <= beta_1 < ... < beta_K = 1`` samples
 
-    pi_k(x) ∝ exp(-beta_k V(x) - U_0(x)),
+    pi_k(x) ∝ exp(-beta_k U_data(x) - U_prior(x)),
 
 so the prior keeps its full strength at every rung, ``beta = 0`` is the prior itself (which
 pools, and mixes easily), and ``beta = 1`` is the posterior. Every ``swap_every`` MALA steps
 neighbouring replicas ``(k, k+1)`` exchange their states with probability
-``min(1, exp((beta_k - beta_{k+1}) (V_k - V_{k+1})))`` (the priors cancel), alternately the
+``min(1, exp((beta_k - beta_{k+1}) (U_data,k - U_data,k+1)))`` (the priors cancel), alternately the
 even and the odd pairs (the deterministic even-odd scheme, which moves states along the ladder
 faster than random pair choices). A state can then leave a basin of the posterior by climbing to
 small ``beta``, where the likelihood barrier is low, and come back.
@@ -46,7 +46,7 @@ class TemperingResult:
     """Outcome of :func:`parallel_tempering` (numpy arrays) for a ladder of ``K`` rungs and ``n_runs`` runs.
 
     samples : dict ``name -> (K, n_runs, n_kept, ...)``, the recorded statistics at the kept steps
-    of every rung (the posterior is rung ``K - 1``); likelihood : ``(K, n_runs, n_kept)``, ``V`` at
+    of every rung (the posterior is rung ``K - 1``); likelihood : ``(K, n_runs, n_kept)``, ``U_data`` at
     the kept steps; accept_rate : ``(K, n_runs)`` MALA acceptance after the warmup; swap_rate :
     ``(K - 1, n_runs)`` acceptance of the exchanges between rungs ``k`` and ``k + 1`` after the
     warmup; round_trips : ``(n_runs,)`` completed round trips (prior rung -> posterior rung -> prior
@@ -152,7 +152,7 @@ def parallel_tempering(energy: Callable, init: dict, betas, n_steps: int, step_s
                        target_accept: float = 0.57) -> TemperingResult:
     """Replica exchange over ``betas`` with MALA moves, for ``n_runs`` independent ladders at once.
 
-    energy : callable ``params -> (V (R,), U_0 (R,))``, the likelihood and prior terms of every row
+    energy : callable ``params -> (U_data (R,), U_prior (R,))``, the likelihood and prior terms of every row
         (``R = K * n_runs``, rung-major), differentiable by autograd; rows must not interact.
     init : dict name -> array ``(n_runs, ...)``, the start of every run (all its rungs start there).
     betas : strictly increasing in ``[0, 1]``, ending at 1 (:func:`check_ladder`).
