@@ -5,6 +5,9 @@
   the data sets of one seed are nested, so ``P`` is the only thing that changes along a row;
 * :func:`sample_induction_posterior` -- MALA on the full posterior ``exp(-U(g, K, W))``
   (:func:`copylib.inference.langevin.langevin`), chains at several ``P`` at once;
+* :func:`sample_induction_tempering` -- replica exchange over a likelihood-temperature ladder with
+  MALA moves (:func:`copylib.inference.tempering.parallel_tempering`), which crosses between the
+  copying and the non-copying basins that plain MALA chains do not leave;
 * :func:`onset` -- where an observable has risen half way between its ends, interpolated in ``ln P``.
 """
 
@@ -19,12 +22,14 @@ import torch
 from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
 from ..cache import cached
 from ..inference.langevin import langevin
+from ..inference.tempering import check_ladder, parallel_tempering
 from ..model.induction import (InductionData, InductionSpec, induction_accuracy, induction_attention_score,
                                induction_keys, induction_prior, induction_task, layer1_copy_weight,
-                               layers_from_attention, sequence_errors)
+                               layer2_visible, layers_from_attention, sequence_errors)
 from ..model.network import attention
 
-__all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior", "onset"]
+__all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
+           "InductionTempering", "sample_induction_tempering", "onset"]
 
 
 @dataclass
@@ -264,6 +269,134 @@ def _sample(P, spec, data, generator, n_chains, n_steps, n_warmup, thin, init):
     shape = (n_P, n_chains)
     return {"P": P, "c1": res.samples["c1"].reshape(shape + (-1,)),
             "score": res.samples["score"].reshape(shape + (-1,)), "accept_rate": res.accept_rate.reshape(shape)}
+
+
+@dataclass
+class InductionTempering:
+    """Replica-exchange runs of the two-layer posterior (numpy arrays).
+
+    P ``(n_P,)``, betas ``(K,)``. Draws at the posterior rung (``beta = 1``), ``(n_P, n_chains, n_kept)``:
+    c1 (layer-1 copy weight), score (layer-2 attention mass on the induction keys, training data),
+    accuracy (induction accuracy on held-out data). Per rung: accept_rate ``(K, n_P, n_chains)``
+    (MALA), swap_rate ``(K - 1, n_P, n_chains)`` (exchanges of rungs ``k``, ``k + 1``); round_trips
+    ``(n_P, n_chains)`` (walkers' completed trips prior -> posterior -> prior, after the warmup).
+    """
+
+    P: np.ndarray
+    betas: np.ndarray
+    c1: np.ndarray
+    score: np.ndarray
+    accuracy: np.ndarray
+    accept_rate: np.ndarray
+    swap_rate: np.ndarray
+    round_trips: np.ndarray
+
+
+def sample_induction_tempering(P_values, spec: InductionSpec, rng: np.random.Generator, *, betas,
+                               n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 10,
+                               swap_every: int = 1, init: dict | None = None, n_test: int = 256,
+                               cache: bool = False) -> InductionTempering:
+    """Replica exchange on ``exp(-beta U_data - U_prior)`` over the ladder ``betas`` at every ``P``, chains batched.
+
+    ``U_data`` is the data term of ``U(g, K, W)`` and ``U_prior`` its prior term (kept at full strength on every
+    rung; ``betas`` strictly increasing in ``[0, 1]``, ending at 1). The data are nested (one draw of
+    ``max(P)`` sequences from ``rng``); repeated sequences enter once, with their count, which is
+    exact and makes a run's cost independent of ``P`` once ``P`` exceeds the number of distinct
+    sequences. Every rung of a chain starts from a prior draw, or with ``init`` (``{"g": (n_P, L, L),
+    "K": (n_P, V, V), "W": (n_P, V, V)}``, e.g. Adam's solutions) from entry ``i`` at ``P[i]``.
+    MALA steps adapt per rung and chain in the warmup; length scales are the prior standard
+    deviations. ``n_test`` held-out sequences (from ``rng``) give the accuracy.
+    """
+    P = _check_P_values(P_values)
+    spec = _check_spec(spec)
+    check_generator("rng", rng)
+    b = check_ladder(betas)
+    n_chains, n_steps = check_int("n_chains", n_chains, 1), check_int("n_steps", n_steps, 1)
+    n_warmup, thin = check_int("n_warmup", n_warmup, 0), check_int("thin", thin, 1)
+    swap_every, n_test = check_int("swap_every", swap_every, 1), check_int("n_test", n_test, 1)
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    if init is not None:
+        init = _check_init(init, P.size, spec)
+    data = induction_task(int(P[-1]), spec.L, spec.V, rng)
+    test = induction_task(n_test, spec.L, spec.V, rng)
+    seed = int(rng.integers(2**62))
+
+    def compute():
+        return _temper(P, spec, data, test, b, torch.Generator().manual_seed(seed), n_chains, n_steps, n_warmup,
+                       thin, swap_every, init)
+
+    if cache:
+        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "test": test.tokens, "seed": seed,
+                  "betas": b, "init": init, "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup,
+                  "thin": thin, "swap_every": swap_every}
+        out = cached(compute, params, name="induction_tempering")
+    else:
+        out = compute()
+    return InductionTempering(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionTempering)})
+
+
+def _distinct_counts(data: InductionData, P):
+    """The distinct sequences of the nested data and their counts among the first ``P[i]``: ``(n_P, n_distinct)``."""
+    distinct, first, inverse = np.unique(data.tokens, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).ravel()
+    counts = np.stack([np.bincount(inverse[:p], minlength=len(distinct)) for p in P]).astype(float)
+    sub = InductionData(tokens=data.tokens[first], X=data.X[first], Y=data.Y[first], mask=data.mask[first])
+    return sub, counts
+
+
+def _shared_forward(A1, K, W, X):
+    """``(A2, F)`` for parameters ``A1 (R, L, L)``, ``K, W (R, V, V)`` on data ``X (n, L, V)`` shared by all rows.
+
+    The same numbers as ``layers_from_attention(A1, K, W, X)`` (tested), but every product is one
+    large matrix product over the batch of rows or of sequences instead of ``R x n`` tiny ones.
+    """
+    query = torch.einsum("nlv,rvw->rnlw", X, K)
+    key_token = torch.einsum("rnlw,nkw->rnlk", query, X)  # K[x_l, x_k]
+    scores = torch.einsum("rnlk,rjk->rnlj", key_token, A1)  # x_l^T K h_j, h_j = sum_k A1[j, k] x_k
+    A2 = torch.softmax(scores.masked_fill(~layer2_visible(X.shape[-2]), -torch.inf), dim=-1)
+    F = torch.einsum("rnlv,rvw->rnlw", torch.einsum("rnlj,njv->rnlv", A2, X), W)
+    return A2, F
+
+
+def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, thin, swap_every, init):
+    n_P, L, V, K = P.size, spec.L, spec.V, betas.size
+    n_runs = n_P * n_chains
+    sub, counts = _distinct_counts(data, P)
+    weight = torch.as_tensor(counts).repeat_interleave(n_chains, 0).repeat(K, 1)  # (K * n_runs, n_distinct)
+    X, Y = torch.as_tensor(sub.X), torch.as_tensor(sub.Y)
+    mask = torch.as_tensor(sub.mask, dtype=torch.float64)
+    X_test = torch.as_tensor(test.X)
+
+    def energy(p):
+        A1 = attention(p["g"], "softmax", causal=True)
+        _, F = _shared_forward(A1, p["K"], p["W"], X)
+        err = (((F - Y) ** 2).sum(-1) * mask).sum(-1)
+        return (err * weight).sum(-1) / (2 * spec.sigma_sq), induction_prior(p["g"], p["K"], p["W"], spec)
+
+    def record(p):
+        A1 = attention(p["g"], "softmax", causal=True)
+        A2, _ = _shared_forward(A1, p["K"], p["W"], X)
+        score = ((A2 * keys).sum(-1) * mask).sum(-1)  # (R, n_distinct)
+        _, F = _shared_forward(A1, p["K"], p["W"], X_test)
+        return {"c1": layer1_copy_weight(A1), "score": (score * weight).sum(-1) / n_targets,
+                "accuracy": induction_accuracy(F, test)}
+
+    keys = torch.as_tensor(induction_keys(sub.tokens), dtype=torch.float64)
+    n_targets = (mask.sum(-1) * weight).sum(-1)
+    sd = {"g": spec.sigma_G, "K": spec.sigma_K, "W": spec.omega ** 0.5}
+    if init is None:
+        start = {name: sd[name] * torch.randn(n_runs, *shape, generator=generator, dtype=torch.float64)
+                 for name, shape in (("g", (L, L)), ("K", (V, V)), ("W", (V, V)))}
+    else:
+        start = {name: torch.as_tensor(a).repeat_interleave(n_chains, 0) for name, a in init.items()}
+    res = parallel_tempering(energy, start, betas, n_steps, 0.01, generator, n_warmup=n_warmup, thin=thin,
+                             swap_every=swap_every, record=record, scales=sd)
+    shape = (n_P, n_chains)
+    out = {name: res.samples[name][-1].reshape(shape + (-1,)) for name in ("c1", "score", "accuracy")}
+    out.update(P=P, betas=betas, accept_rate=res.accept_rate.reshape((K,) + shape),
+               swap_rate=res.swap_rate.reshape((K - 1,) + shape), round_trips=res.round_trips.reshape(shape))
+    return out
 
 
 def onset(P, y):

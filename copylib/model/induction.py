@@ -11,13 +11,13 @@ Network (parameters ``g``: ``L x L``, ``K``: ``V x V``, the key matrix written W
 * layer 1 is the causal positional head of M*: ``A1 = causal row-softmax(g)``,
   output ``H = A1 X`` (a copy head puts the previous token at every position);
 * layer 2 is a content head: query the current token ``x_l``, key layer 1's
-  output ``h_j``, score ``s_lj = x_l^T K h_j`` for ``1 <= j <= l`` (0-based: the keys
+  output ``h_j``, logits ``g2_lj = x_l^T K h_j`` (g^{(2)}_{lj} in the book) for ``1 <= j <= l`` (0-based: the keys
   that have a previous token, :func:`layer2_visible`),
-  ``A2 = causal row-softmax(s)``; the value is the token ``x_j`` and the
+  ``A2 = causal row-softmax(g2)``; the value is the token ``x_j`` and the
   readout ``W``: ``F = A2 X W``.
 
-With ``A1`` the shift and ``K = beta I`` the score is ``beta`` exactly where
-``x_{j-1} = x_l``, so for large ``beta`` layer 2 reads out the tokens that followed
+With ``A1`` the shift and ``K = lam I`` the logit is ``lam`` exactly where
+``x_{j-1} = x_l``, so for large ``lam`` layer 2 reads out the tokens that followed
 earlier occurrences of the current token: the induction head.
 
 Posterior: Gaussian likelihood of the masked outputs with variance

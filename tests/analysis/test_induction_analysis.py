@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from copylib.analysis import induction as ia
-from copylib.model.induction import InductionSpec
+from copylib.model.induction import InductionSpec, induction_task, layers_from_attention
+from copylib.model.network import attention
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -35,6 +37,30 @@ def test_sampler_shapes_and_start_from_given_state():
     assert np.isfinite(s.score).all()
 
 
+def test_shared_forward_equals_the_batched_forward():
+    gen = torch.Generator().manual_seed(0)
+    g, K, W = (torch.randn(3, *shape, generator=gen, dtype=torch.float64) for shape in ((5, 5), (4, 4), (4, 4)))
+    X = torch.as_tensor(induction_task(7, 5, 4, np.random.default_rng(0)).X)
+    A1 = attention(g, "softmax", causal=True)
+    for a, b in zip(ia._shared_forward(A1, K, W, X), layers_from_attention(A1, K, W, X)):
+        assert torch.allclose(a, b, atol=1e-13)  # the same sums in another order: rounding only
+
+
+def test_tempering_counts_repeated_sequences_exactly():
+    data = induction_task(40, 4, 3, np.random.default_rng(0))
+    sub, counts = ia._distinct_counts(data, np.array([10, 40]))
+    assert counts.sum(1).tolist() == [10, 40] and len(np.unique(sub.tokens, axis=0)) == len(sub.tokens)
+
+
+def test_tempering_sampler_is_reproducible_and_starts_from_a_given_state():
+    spec = InductionSpec(L=4, V=3, sigma0_sq=0.25)
+    init = {"g": np.zeros((2, 4, 4)), "K": np.zeros((2, 3, 3)), "W": np.zeros((2, 3, 3))}
+    a, b = (ia.sample_induction_tempering([5, 10], spec, np.random.default_rng(0), betas=[0.0, 0.5, 1.0],
+                                          n_chains=2, n_steps=6, n_warmup=2, thin=3, init=init) for _ in range(2))
+    assert a.c1.shape == (2, 2, 2) and a.swap_rate.shape == (2, 2, 2) and a.round_trips.shape == (2, 2)
+    assert np.array_equal(a.c1, b.c1) and np.array_equal(a.accuracy, b.accuracy)
+
+
 def test_onset_interpolates_in_log_P():
     P = np.array([10.0, 100.0, 1000.0])
     assert ia.onset(P, np.array([0.0, 0.5, 1.0])) == pytest.approx(100.0)
@@ -50,6 +76,9 @@ def test_onset_interpolates_in_log_P():
     (lambda: ia.induction_sweep([10], SPEC, None), "rng"),
     (lambda: ia.sample_induction_posterior([10], SPEC, np.random.default_rng(0), init={"g": 0}), "init"),
     (lambda: ia.onset([1.0, 2.0], [1.0, 1.0]), "y"),
+    (lambda: ia.sample_induction_tempering([10], SPEC, np.random.default_rng(0), betas=[0.0, 0.5]), "betas"),
+    (lambda: ia.sample_induction_tempering([10], SPEC, np.random.default_rng(0), betas=[1.0], swap_every=0),
+     "swap_every"),
     (lambda: ia.onset([2.0, 1.0], [0.0, 1.0]), "P"),
 ])
 def test_bad_input_names_the_parameter(call, name):

@@ -20,6 +20,7 @@ from copylib.analysis import linear as lx
 from copylib.theory import linear_marginal as lm
 from copylib.inference import langevin as sm
 from copylib.inference import map_training as tr
+from copylib.inference import tempering as pt
 from copylib.posterior import targets as tg
 from props_helpers import (
     assert_finite,
@@ -75,6 +76,32 @@ def test_langevin_valid(R, D, n_steps, thin, n_warmup, metropolis, as_tuple, see
     assert res.scales[key].shape == (R,)
     for a in (res.samples[key], res.energy, final):
         assert_finite(a)
+
+
+@covers(pt.parallel_tempering, pt.TemperingResult, pt.check_ladder)
+@budget(10)
+@given(K=st.integers(1, 4), n_runs=st.integers(1, 3), D=st.integers(1, 3), n_steps=st.integers(1, 8), seed=seeds)
+def test_tempering_valid(K, n_runs, D, n_steps, seed):
+    betas = np.linspace(0, 1, K + 1)[1:] if K > 1 else [1.0]
+    res = pt.parallel_tempering(lambda p: (_gaussian(p), 0.1 * (p["x"] ** 2).sum(-1)), {"x": np.zeros((n_runs, D))},
+                                betas, n_steps, 0.3, torch.Generator().manual_seed(seed % 2**63), n_warmup=2)
+    assert res.samples["x"].shape == (K, n_runs, n_steps, D) and res.likelihood.shape == (K, n_runs, n_steps)
+    assert res.swap_rate.shape == (K - 1, n_runs) and ((0 <= res.swap_rate) & (res.swap_rate <= 1)).all()
+    assert (res.round_trips >= 0).all() and np.array_equal(pt.check_ladder(betas), res.betas)
+    assert_finite(res.samples["x"])
+
+
+@covers(pt.check_ladder)
+@given(betas=st.lists(st.floats(-2, 2), min_size=1, max_size=5))
+@budget(20)
+def test_ladder_check_accepts_exactly_increasing_ladders_ending_at_one(betas):
+    b = np.array(betas)
+    ok = bool((b >= 0).all() and (b <= 1).all() and (np.diff(b) > 0).all() and b[-1] == 1)
+    if ok:
+        assert np.array_equal(pt.check_ladder(b), b)
+    else:
+        with raises_naming("betas"):
+            pt.check_ladder(b)
 
 
 def _langevin_args():

@@ -79,6 +79,17 @@ def test_sweep_and_sampler_give_values_in_range(seed):
     assert s.c1.shape == (1, 1, 2) and ((0 <= s.accept_rate) & (s.accept_rate <= 1)).all()
 
 
+@covers(ia.sample_induction_tempering, ia.InductionTempering)
+@budget(3)
+@given(seed=st.integers(0, 2**16))
+def test_tempering_sampler_gives_values_in_range(seed):
+    spec = ind.InductionSpec(4, 3)
+    s = ia.sample_induction_tempering([4, 6], spec, np.random.default_rng(seed), betas=[0.0, 1.0], n_chains=1,
+                                      n_steps=2, n_warmup=0, thin=1, n_test=4)
+    assert s.c1.shape == s.accuracy.shape == (2, 1, 2) and s.swap_rate.shape == (1, 2, 1)
+    assert ((0 <= s.c1) & (s.c1 <= 1)).all() and ((0 <= s.accuracy) & (s.accuracy <= 1)).all()
+
+
 @covers(explorers.induction_figure, explorers.induction_explorer)
 def test_induction_explorer_has_one_frame_per_P():
     import matplotlib.pyplot as plt
