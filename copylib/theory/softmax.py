@@ -108,7 +108,7 @@ from ..posterior.order_parameters import plugin_action, invariants
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
 from .plugin_loss import row_stochastic_plugin_loss
-from .reduced_action import grid_minimum_points, inflection_pair
+from .reduced_action import downward_crossings, grid_minimum_points, inflection_pair, upward_crossings
 
 __all__ = [
     "VERSIONS",
@@ -663,9 +663,43 @@ def _coexists(st):
     return st is not None and st[0] > 0 and st[1] < 0
 
 
+def _states_many(Ps, spec, version, noise, grid):
+    """:func:`_state` at every ``P`` of ``Ps``: the same grid brackets of the inflection pair
+    (:func:`inflection_pair`), all refined together by Chandrupatla's method to brentq's tolerance."""
+    x = grid.x
+    brackets, P_of, owner = [], [], []  # (hump index, dip index) per P that has a pair
+    for start in range(0, Ps.size, _P_BLOCK):
+        block = Ps[start:start + _P_BLOCK]
+        _, _, Fpp = grid.parts(block[:, None], 2)
+        for j, row in enumerate(Fpp):
+            down, up = downward_crossings(row), upward_crossings(row)
+            later = up[up > down[0]] if down.size else up[:0]
+            if later.size:
+                brackets.append((down[0], later[0]))
+                P_of.append(block[j])
+                owner.append(start + j)
+    states = [None] * Ps.size
+    if not brackets:
+        return states
+    idx = np.asarray(brackets).T.ravel()  # humps, then dips
+    P2 = np.tile(np.asarray(P_of), 2)
+
+    def fpp(d, P):
+        return _action_parts(d, P, spec, version, noise, 2)[2]
+
+    res = find_root(fpp, (x[idx], x[idx + 1]), args=(P2,),
+                    tolerances=dict(xatol=1e-14, xrtol=4 * np.finfo(float).eps, fatol=0.0, frtol=0.0))
+    if not np.all(res.success):  # pragma: no cover - a valid bracket always converges
+        raise RuntimeError("root refinement of the inflection points did not converge")
+    Fp = _action_parts(res.x, P2, spec, version, noise, 1)[1].reshape(2, -1)
+    for n, i_P in enumerate(owner):
+        states[i_P] = (float(Fp[0, n]), float(Fp[1, n]))
+    return states
+
+
 def _scan(spec, version, noise, grid, P_range, n_scan):
     Ps = np.geomspace(P_range[0], P_range[1], n_scan)
-    states = [_state(P, spec, version, noise, grid) for P in Ps]
+    states = _states_many(Ps, spec, version, noise, grid)
     co = np.array([_coexists(s) for s in states])
     if not co.any():
         raise ValueError(
