@@ -331,8 +331,10 @@ def _action_parts(Delta, P, spec, version, noise, order):
     return _action_from_averages(Delta, P, cs, a2s, spec, version, order)
 
 
-def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
-    """The action from the row averages ``cs = [c, c', c'']``, ``a2s = [a2, a2', a2'']`` at ``Delta``."""
+def _action_from_averages(Delta, P, cs, a2s, spec, version, order, value=True):
+    """The action from the row averages ``cs = [c, c', c'']``, ``a2s = [a2, a2', a2'']`` at ``Delta``
+    (``value=False``: the derivatives only, ``None`` in place of ``F``; the logarithms of ``F``
+    dominate the cost of a grid evaluation)."""
     Delta, P, *rest = np.broadcast_arrays(Delta, P, *cs[:order + 1], *a2s[:order + 1])
     cs, a2s = rest[:order + 1], rest[order + 1:]
     L, V, nT = spec.L, spec.V, _n_targets(spec)
@@ -347,7 +349,9 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
         eps = V * spec.kappa / P
         a = V * (V - 1) / 2 if version in ("mean_field", "fluct") else 0.0
     x = a1 + eps
-    if version == "energy":
+    if not value:
+        F = None
+    elif version == "energy":
         F = -b * g1**2 / a1
     else:
         # identical term by term to order_parameters.plugin_action (alpha_2 = L, gamma_2 = n_T)
@@ -356,7 +360,7 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
             + (V / 2 * np.log1p(L / eps) if a else 0.0)
             - P / (2 * spec.sigma_sq * V) * ((V - 1) * g1**2 / x + nT**2 / (L + eps))
         )
-    out = [F + k * Delta**2 / 2]
+    out = [None if F is None else F + k * Delta**2 / 2]
     if order >= 1:
         S_a = a / x + b * g1**2 / x**2
         S_g = -2 * b * g1 / x
@@ -418,11 +422,11 @@ class _DeltaGrid:
     def __len__(self):
         return self.x.size
 
-    def parts(self, P, order):
+    def parts(self, P, order, value=True):
         """``F`` and its derivatives up to ``order`` on the grid; ``P`` a float, or ``(n_P, 1)``
-        for all of them at once (then each part is ``(n_P, n_grid)``)."""
+        for all of them at once (then each part is ``(n_P, n_grid)``); ``value=False``: no ``F``."""
         cs, a2s = _grid_averages(self.x, self.rows, order, self.key)
-        return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order)
+        return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order, value)
 
 
 def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
@@ -563,7 +567,7 @@ def _minima_many(Ps, spec, version, noise, grid):
     lo, P_of, owner, fixed = [], [], [], []  # brackets to refine; roots known exactly
     for start in range(0, Ps.size, _P_BLOCK):
         block = Ps[start:start + _P_BLOCK]
-        _, Fp = grid.parts(block[:, None], 1)
+        _, Fp = grid.parts(block[:, None], 1, value=False)
         for j, row in enumerate(Fp):
             i_P = start + j
             # a minimum at Delta_max means F still decreases there (raise Delta_max)
@@ -623,7 +627,7 @@ def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: Row
 
 def _inflections(P, spec, version, noise, grid):
     """Zeros of F'' on the grid (refined): ``(hump, dip)`` = local max / min of F', or None."""
-    _, _, Fpp = grid.parts(P, 2)
+    _, _, Fpp = grid.parts(P, 2, value=False)
 
     def fpp(d):
         return float(_action_parts(np.asarray(d), P, spec, version, noise, 2)[2])
@@ -670,7 +674,7 @@ def _states_many(Ps, spec, version, noise, grid):
     brackets, P_of, owner = [], [], []  # (hump index, dip index) per P that has a pair
     for start in range(0, Ps.size, _P_BLOCK):
         block = Ps[start:start + _P_BLOCK]
-        _, _, Fpp = grid.parts(block[:, None], 2)
+        _, _, Fpp = grid.parts(block[:, None], 2, value=False)
         for j, row in enumerate(Fpp):
             down, up = downward_crossings(row), upward_crossings(row)
             later = up[up > down[0]] if down.size else up[:0]
