@@ -39,7 +39,8 @@ from copylib.analysis.scaling import critical_sample_sizes
 groups = {"P1": ["P1_mean_field", "P1_map", "P1_leading"],
           "P2": ["P2_mean_field", "P2_fluct", "P2_analytic_mean_field", "P2_analytic_fluct"],
           "P3": ["P3_mean_field", "P3_energy", "P3_leading"]}
-out = {"time": {}, "values": {}}
+import copylib
+out = {"time": {}, "values": {}, "copylib": copylib.__file__}
 for g, names in groups.items():
     t0 = time.perf_counter()
     table = critical_sample_sizes([32, 64, 128, 256], [2, 4, 8, 16], names)
@@ -51,8 +52,12 @@ json.dump(out, sys.stdout)
 
 def run(tree: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree), COPYHEAD_CACHE="off")
-    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout)
+    # run in the tree: ``python -c`` puts the working directory first on sys.path
+    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, cwd=tree, capture_output=True, text=True, check=True)
+    out = json.loads(proc.stdout)
+    if not Path(out["copylib"]).resolve().is_relative_to(tree.resolve()):
+        raise RuntimeError(f"the run in {tree} imported copylib from {out['copylib']}")
+    return out
 
 
 def max_rel_diff(a: dict, b: dict) -> dict:

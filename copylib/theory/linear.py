@@ -734,7 +734,10 @@ def _descend_many(obj: _Whitened, z0, P, *, gtol: float = 1e-12, maxiter: int = 
         # reduction rounds to zero (and the search stops) once steps fall below S's precision
         model = S[idx] + np.einsum("bi,bi->b", g[idx], p) + 0.5 * np.einsum("bi,bij,bj->b", p, H[idx], p)
         predicted = S[idx] - model
-        S_new, g_new, H_new = obj.at(idx).value_grad_hess(z[idx] + p, P[idx])
+        # a trial point may leave the action's domain (r2 underflows to 0 far out in ln rho):
+        # its value is not finite and the step is rejected below
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            S_new, g_new, H_new = obj.at(idx).value_grad_hess(z[idx] + p, P[idx])
         rho = (S[idx] - S_new) / np.where(predicted > 0, predicted, 1.0)
         stop = ~(predicted > 0)
         r = radius[idx]
@@ -824,8 +827,11 @@ def _minimise_many(Ps, k, version: str, hints=None, standard: bool = True) -> li
     S0 = np.asarray(S_origin, dtype=np.float64)
     at_origin = (z[best, 0] <= 1e-300) | (origin_stable & (f[best] >= S0 - 1e-12 * np.maximum(1.0, np.abs(S0))))
     m, q, r2 = obj_rows.at(best).phys(z[best])
-    gn = np.linalg.norm(obj_rows.at(best).value_grad_hess(z[best], Pa)[1], axis=1)
-    m, q, gn = (np.where(at_origin, 0.0, a) for a in (m, q, gn))
+    gn = np.zeros(Pa.size)
+    off = np.flatnonzero(~at_origin)  # the gradient only where the minimum is not the origin (as reported)
+    if off.size:
+        gn[off] = np.linalg.norm(obj_rows.at(best[off]).value_grad_hess(z[best[off]], Pa[off])[1], axis=1)
+    m, q = (np.where(at_origin, 0.0, a) for a in (m, q))
     r2 = np.where(at_origin, r2_origin, r2)
     S = np.where(at_origin, S0, f[best])
     loss = np.empty(Pa.size)
