@@ -119,11 +119,8 @@ def critical_sample_sizes(L_values, V_values, names=None, **spec_kwargs) -> Thre
                 values[n][i] = lt.p1_analytic(lin, what)
             elif n.startswith("P2_analytic"):
                 values[n][i] = lt.p2_analytic(lin, what.split("_", 1)[1])
-            elif kind == "P2":
-                try:
-                    values[n][i] = lt.p2_numerical(lin, what, rtol=1e-4)
-                except ArithmeticError:  # documented outcome: copying dominates from the onset, no crossover
-                    pass
+            elif kind == "P2":  # all pairs at once, below
+                continue
             elif n == "P3_leading":
                 values[n][i] = st.p3_leading_order(int(L), int(V), soft)
             else:
@@ -132,6 +129,11 @@ def critical_sample_sizes(L_values, V_values, names=None, **spec_kwargs) -> Thre
                 except ValueError as err:  # documented outcome: no coexistence window at this size
                     if "no coexistence" not in str(err):
                         raise
+    linear = [ModelSpec(L=int(L), V=int(V), kind="linear", **spec_kwargs) for L, V in pairs]
+    for n in names:
+        if n.startswith("P2_") and not n.startswith("P2_analytic"):
+            # NaN where copying dominates from the onset (no crossover): a documented outcome
+            values[n] = lt.p2_numerical_many(linear, n.split("_", 1)[1], rtol=1e-4)
     exists = {n: np.isfinite(v) for n, v in values.items()}
     return ThresholdTable(L=np.array([p[0] for p in pairs]), V=np.array([p[1] for p in pairs]), values=values,
                           exists=exists)

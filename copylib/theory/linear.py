@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from scipy import optimize
@@ -99,6 +99,7 @@ __all__ = [
     "p1_numerical",
     "p2_analytic",
     "p2_numerical",
+    "p2_numerical_many",
     "susceptibility_m",
     "local_minima",
     "CopyJump",
@@ -317,7 +318,7 @@ def _r2_origin(P, k: _Const):
     eps = k.V * k.kappa / P
     scale = k.n * k.s_c2
     # -60 covers ordinary scales; extreme ones (eps -> 0) need the floor of _y_floor
-    lo = np.minimum(-60.0, np.maximum(_y_floor(np.zeros(()), np.zeros(()), P, k), math.log(1e-300 / scale)))
+    lo = np.minimum(-60.0, np.maximum(_y_floor(np.zeros(()), np.zeros(()), P, k), np.log(1e-300 / scale)))
     hi = np.zeros(P.shape)
     for _ in range(80):
         mid = 0.5 * (lo + hi)
@@ -592,9 +593,15 @@ class _Whitened:
         self.k, self.version = k, version
         self.fl = version == "fluct"
         self.d = 3 if self.fl else 2
-        self.sm = math.sqrt(k.s_p2)
-        self.sq = math.sqrt(k.s_c2 / (k.L - 1))
+        self.sm = np.sqrt(k.s_p2)
+        self.sq = np.sqrt(k.s_c2 / (k.L - 1))
         self.rs = k.n * k.s_c2
+
+    def at(self, idx):
+        """The action of rows ``idx`` of the batch (itself when the constants are shared)."""
+        if not isinstance(self.k.L, np.ndarray):
+            return self
+        return _Whitened(_Const(**{f.name: getattr(self.k, f.name)[idx] for f in fields(_Const)}), self.version)
 
     def phys(self, z):
         m, q = z[:, 0] * self.sm, z[:, 1] * self.sq
@@ -611,16 +618,16 @@ class _Whitened:
         m, q, r2 = self.phys(z)
         S, g, H = _action_hessian(m, q, r2, P, self.k, self.version)
         if self.fl:
-            D = np.stack([np.full_like(r2, self.sm), np.full_like(r2, self.sq), r2], axis=1)
+            D = np.stack([np.broadcast_to(self.sm, r2.shape), np.broadcast_to(self.sq, r2.shape), r2], axis=1)
             grad = D * g
             hess = D[:, :, None] * H * D[:, None, :]
             # d^2/dy^2 = r2^2 S_rr + r2 S_r; the entropy's r2^2 * n/(2 r2^2) = n/2 is added here,
             # already whitened: r2^2 underflows to 0 at extreme scales (division by zero)
             hess[:, 2, 2] += self.k.n / 2 + r2 * g[:, 2]
         else:
-            D = np.array([self.sm, self.sq])
+            D = np.stack([np.broadcast_to(self.sm, m.shape), np.broadcast_to(self.sq, m.shape)], axis=1)
             grad = D * g[:, :2]
-            hess = D[:, None] * H[:, :2, :2] * D[None, :]
+            hess = D[:, :, None] * H[:, :2, :2] * D[:, None, :]
         return S, grad, hess
 
 
@@ -645,7 +652,7 @@ def _action_hessian(m, q, r2, P, k: _Const, version: str):
     J[:, 0, 0], J[:, 0, 1], J[:, 0, 2] = 2 * m, 2 * (L - 1) * q, 1.0
     J[:, 1, 0], J[:, 1, 2] = 2 * L * m, k.cL
     J[:, 2, 0], J[:, 2, 1] = 1.0, L - 1.0
-    J[:, 3, 0] = float(L)
+    J[:, 3, 0] = L
     H = np.einsum("bia,bij,bjc->bac", J, S2, J)
     H[:, 0, 0] += 2 * S_a1 + 2 * L * S_a2 + 1 / k.s_p2
     H[:, 1, 1] += 2 * (L - 1) * S_a1 + (L - 1) / k.s_c2
@@ -727,7 +734,10 @@ def _descend_many(obj: _Whitened, z0, P, *, gtol: float = 1e-12, maxiter: int = 
         # reduction rounds to zero (and the search stops) once steps fall below S's precision
         model = S[idx] + np.einsum("bi,bi->b", g[idx], p) + 0.5 * np.einsum("bi,bij,bj->b", p, H[idx], p)
         predicted = S[idx] - model
-        S_new, g_new, H_new = obj.value_grad_hess(z[idx] + p, P[idx])
+        # a trial point may leave the action's domain (r2 underflows to 0 far out in ln rho):
+        # its value is not finite and the step is rejected below
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            S_new, g_new, H_new = obj.at(idx).value_grad_hess(z[idx] + p, P[idx])
         rho = (S[idx] - S_new) / np.where(predicted > 0, predicted, 1.0)
         stop = ~(predicted > 0)
         r = radius[idx]
@@ -744,69 +754,93 @@ def _descend_many(obj: _Whitened, z0, P, *, gtol: float = 1e-12, maxiter: int = 
     return z, S
 
 
-def _starts(obj: _Whitened, r2_0: float, hint, H0):
+def _starts(obj: _Whitened, r2_0: float, hint, H0, eig=None):
     """Pooling-like, copy-like and mixed starts, the unstable direction of the origin (if
-    any) and the hint; ``r2_0``: the transverse saddle at the origin (fluct) or 0."""
+    any) and the hint; ``r2_0``: the transverse saddle at the origin (fluct) or 0;
+    ``eig``: ``eigh(H0)`` if already known."""
     k = obj.k
     L, V = k.L, k.V
     c_copy = (V * k.sigma_G**2 / (k.omega * L**3)) ** 0.25
-    phys = [(0.05, 0.0), (0.5, 0.005), (1.5, 0.01), (c_copy, c_copy), (3 * c_copy, 0.7 * c_copy)]
-    zs = [obj.zvec(m, q, r2_0) for m, q in phys]
-    w, U = np.linalg.eigh(H0)
+    ms = np.array([0.05, 0.5, 1.5, c_copy, 3 * c_copy])
+    qs = np.array([0.0, 0.005, 0.01, c_copy, 0.7 * c_copy])
+    zs = list(obj.zvec(ms, qs, r2_0))
+    w, U = np.linalg.eigh(H0) if eig is None else eig
     if w[0] < 0:
         v = U[:, 0] * (1.0 if U[0, 0] >= 0 else -1.0)
         for a in (1e-2, 1.0):
             zs.append(np.concatenate([a * v, [math.log(r2_0 / obj.rs)]]) if obj.fl else a * v)
-    if hint is not None:
-        m, q, r2 = hint
-        if m > 0:
-            zs.insert(0, obj.zvec(m, q, r2 if (obj.fl and r2 > 0) else r2_0))
+    if hint is not None and hint[0] > 0:
+        zs.insert(0, _hint_start(obj, r2_0, hint))
     return zs
 
 
-def _minimise_many(Ps, k: _Const, version: str, hints=None, standard: bool = True) -> list:
+def _hint_start(obj: _Whitened, r2_0: float, hint):
+    """The start at a hint ``(m, q, r2)`` (``m > 0``); without its own ``r2`` at the origin's."""
+    m, q, r2 = hint
+    return obj.zvec(m, q, r2 if (obj.fl and r2 > 0) else r2_0)
+
+
+def _stack(ks: list) -> _Const:
+    """One :class:`_Const` for a batch: ``ks[0]`` if all are the same, else float arrays row by row."""
+    if all(k is ks[0] for k in ks):
+        return ks[0]
+    return _Const(**{f.name: np.array([getattr(k, f.name) for k in ks], dtype=np.float64) for f in fields(_Const)})
+
+
+def _minimise_many(Ps, k, version: str, hints=None, standard: bool = True) -> list:
     """Global minimum (:class:`ActionMinimum`) at each ``P`` of ``Ps``: the multi-start search of
     :func:`action_minimum`, with the starts of all ``P`` descended together.
 
+    k : one :class:`_Const`, or a list of them (one per ``P``: several specs in one batch);
     hints : optional list (one per ``P``) of lists of extra ``(m, q, r2)`` starts;
     standard : whether to use the standard starts too (False: the hints only).
     """
-    obj = _Whitened(k, version)
     Ps = [float(P) for P in Ps]
+    ks = list(k) if isinstance(k, (list, tuple)) else [k] * len(Ps)
+    objs = {id(kk): _Whitened(kk, version) for kk in ks}
+    kP = _stack(ks)
+    fl = version == "fluct"
     Pa = np.asarray(Ps)
-    r2_origin = _r2_origin(Pa, k) if obj.fl else np.zeros(Pa.size)
-    S_origin = _action_grad(0.0, 0.0, r2_origin, Pa, k, version)[0]
-    H_mm, H_qq, H_mq = np.broadcast_arrays(*_origin_hessian(Pa, k, version))
-    zs, owner, origin = [], [], []
-    for i, P in enumerate(Ps):
-        H0 = np.array([[H_mm[i] * k.s_p2, H_mq[i] * obj.sm * obj.sq],
-                       [H_mq[i] * obj.sm * obj.sq, H_qq[i] * obj.sq**2]])
-        r2_0 = float(r2_origin[i])
-        starts = _starts(obj, r2_0, None, H0) if standard else []
+    r2_origin = _r2_origin(Pa, kP) if fl else np.zeros(Pa.size)
+    S_origin = _action_grad(0.0, 0.0, r2_origin, Pa, kP, version)[0]
+    H_mm, H_qq, H_mq = np.broadcast_arrays(*_origin_hessian(Pa, kP, version))
+    objP = _Whitened(kP, version)
+    H0s = np.zeros((Pa.size, 2, 2))
+    H0s[:, 0, 0] = H_mm * kP.s_p2
+    H0s[:, 0, 1] = H0s[:, 1, 0] = H_mq * objP.sm * objP.sq
+    H0s[:, 1, 1] = H_qq * objP.sq**2
+    w, U = np.linalg.eigh(H0s)
+    origin_stable = np.linalg.eigvalsh(H0s)[:, 0] > 0
+    zs, owner = [], []
+    for i in range(Pa.size):
+        obj, r2_0 = objs[id(ks[i])], float(r2_origin[i])
+        starts = _starts(obj, r2_0, None, H0s[i], (w[i], U[i])) if standard else []
         for hint in (hints[i] if hints is not None else []):
-            starts = _starts(obj, r2_0, hint, H0)[:1] + starts if hint[0] > 0 else starts
+            starts = [_hint_start(obj, r2_0, hint)] + starts if hint[0] > 0 else starts
         zs += starts
         owner += [i] * len(starts)
-        origin.append((np.linalg.eigvalsh(H0)[0] > 0, r2_0, float(S_origin[i])))
     owner = np.asarray(owner)
-    z, f = _descend_many(obj, np.asarray(zs), np.asarray(Ps)[owner])
-    out = []
-    for i, P in enumerate(Ps):
-        mine = np.flatnonzero(owner == i)
-        j = mine[np.argmin(f[mine])]  # the first of equal values, as a sequential search keeps
-        origin_stable, r2_0, S0 = origin[i]
-        tol = 1e-12 * max(1.0, abs(S0))
-        if z[j, 0] <= 1e-300 or (origin_stable and f[j] >= S0 - tol):
-            m = q = 0.0
-            r2, fj, gn = r2_0, S0, 0.0
-        else:
-            m, q, r2 = (float(t[0]) for t in obj.phys(z[j:j + 1]))
-            fj = float(f[j])
-            gn = float(np.linalg.norm(obj.value_grad_hess(z[j:j + 1], np.array([P]))[1]))
-        loss = float(predicted_test_loss(m, q, P, _spec_from(k), r2=r2))
-        out.append(ActionMinimum(P=P, version=version, m=float(m), q=float(q), r2=float(r2), action=float(fj),
-                                 test_loss=loss, grad_norm=gn))
-    return out
+    obj_rows = _Whitened(_stack([ks[o] for o in owner]), version)
+    z, f = _descend_many(obj_rows, np.asarray(zs), Pa[owner])
+    # the lowest end point of each P (the first of equal values, as a sequential search keeps)
+    best = np.array([np.flatnonzero(owner == i)[np.argmin(f[owner == i])] for i in range(Pa.size)])
+    S0 = np.asarray(S_origin, dtype=np.float64)
+    at_origin = (z[best, 0] <= 1e-300) | (origin_stable & (f[best] >= S0 - 1e-12 * np.maximum(1.0, np.abs(S0))))
+    m, q, r2 = obj_rows.at(best).phys(z[best])
+    gn = np.zeros(Pa.size)
+    off = np.flatnonzero(~at_origin)  # the gradient only where the minimum is not the origin (as reported)
+    if off.size:
+        gn[off] = np.linalg.norm(obj_rows.at(best[off]).value_grad_hess(z[best[off]], Pa[off])[1], axis=1)
+    m, q = (np.where(at_origin, 0.0, a) for a in (m, q))
+    r2 = np.where(at_origin, r2_origin, r2)
+    S = np.where(at_origin, S0, f[best])
+    loss = np.empty(Pa.size)
+    for kk in {id(kk): kk for kk in ks}.values():  # one call per spec
+        mine = np.array([kj is kk for kj in ks])
+        loss[mine] = predicted_test_loss(m[mine], q[mine], Pa[mine], _spec_from(kk), r2=r2[mine])
+    return [ActionMinimum(P=Ps[i], version=version, m=float(m[i]), q=float(q[i]), r2=float(r2[i]),
+                          action=float(S[i]), test_loss=float(loss[i]), grad_norm=float(gn[i]))
+            for i in range(Pa.size)]
 
 
 def _minimise(P: float, k: _Const, version: str, hint=None) -> ActionMinimum:
@@ -844,6 +878,32 @@ def action_minimum(P, spec: ModelSpec, version: str = "mean_field", *, hint=None
     return _minimise(P, _const(spec), version, hint)
 
 
+def _scan_minima(segments, version: str) -> list:
+    """Global minima along increasing sample sizes, for several segments ``(Ps, k, before)`` at once.
+
+    All points are descended together, then each ``P`` is restarted from its neighbours'
+    minima (the warm start of a sequential scan, from both sides; ``before``: the minimum
+    just below ``Ps[0]``, or None); the lower end point wins. Returns one list per segment.
+    """
+    Ps = np.concatenate([np.asarray(seg[0], dtype=np.float64) for seg in segments])
+    ks = [seg[1] for seg in segments for _ in seg[0]]
+    flat = _minimise_many(Ps, ks, version)
+    bounds = np.cumsum([0] + [len(seg[0]) for seg in segments])
+    hints = []
+    for (_, _, before), lo, hi in zip(segments, bounds[:-1], bounds[1:]):
+        first = flat[lo:hi]
+        for a, b in zip([before] + first[:-1], first[1:] + [None]):
+            hints.append([(r.m, r.q, r.r2) for r in (a, b) if r is not None and r.m > 0])
+    redo = [j for j, h in enumerate(hints) if h]
+    out = list(flat)
+    if redo:
+        second = _minimise_many(Ps[redo], [ks[j] for j in redo], version, [hints[j] for j in redo], standard=False)
+        for j, r in zip(redo, second):
+            if r.action < flat[j].action:
+                out[j] = r
+    return [out[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
 def minimum_curve(P_grid, spec: ModelSpec, version: str = "mean_field") -> MinimumCurve:
     """:func:`action_minimum` over a grid of ``P`` (each warm-started from its neighbour).
 
@@ -857,20 +917,9 @@ def minimum_curve(P_grid, spec: ModelSpec, version: str = "mean_field") -> Minim
         raise ValueError(f"P_grid must be a non-empty 1-d array, got shape {Pg.shape}")
     k = _const(spec)
     order = np.argsort(Pg, kind="stable")
-    first = _minimise_many(Pg[order], k, version)
-    # second pass: each P also starts from its neighbours' minima (the warm start of a
-    # sequential scan, from both sides); the lower end point wins
-    hints = [[(r.m, r.q, r.r2) for r in (first[j - 1] if j > 0 else None, first[j + 1] if j + 1 < len(first) else None)
-              if r is not None and r.m > 0] for j in range(len(first))]
-    redo = [j for j, h in enumerate(hints) if h]
     out = [None] * Pg.size
-    for j, r in enumerate(first):
+    for j, r in enumerate(_scan_minima([(Pg[order], k, None)], version)[0]):
         out[order[j]] = r
-    if redo:
-        second = _minimise_many(Pg[order][redo], k, version, [hints[j] for j in redo], standard=False)
-        for j, r in zip(redo, second):
-            if r.action < first[j].action:
-                out[order[j]] = r
     m = np.array([r.m for r in out])
     q = np.array([r.q for r in out])
     return MinimumCurve(
@@ -1215,11 +1264,13 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
     """``P2`` from the global minimiser: ``copy_share(m*(P), q*(P)) = 1/2``.
 
     Scans ``P`` geometrically (8 points per factor 10) from ``1.01 P1`` with
-    warm-started global minimisations to the first crossing, then brentq on
-    the share minus 1/2 (``rtol`` relative in ``P``). If the switch is first
-    order (the global minimum jumps between two coexisting minima), brentq
-    converges to the jump, i.e. to the ``P`` where the two minima have equal
-    action. Definition of ``P2``: :func:`p2_analytic`. Returns a float (sequences).
+    warm-started global minimisations to the first crossing (16 points at a time,
+    descended together, each also restarted from its neighbours' minima), then
+    narrows that bracket by multisection (15 interior points at a time, each
+    started also from the minimum below the crossing) until its relative width
+    is below ``rtol``, and returns its midpoint. If the switch is first order
+    (the global minimum jumps between two coexisting minima), this converges to
+    the jump, i.e. to the ``P`` where the two minima have equal action. Definition of ``P2``: :func:`p2_analytic`. Returns a float (sequences).
 
     Raises ``ArithmeticError`` when there is no crossover to locate: the share is
     already ``>= 1/2`` at ``1.01 P1`` (copying dominates from the onset, e.g. a copy
@@ -1228,28 +1279,83 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
     """
     spec = _check_spec(spec)
     version = _check_version(version)
-    k = _const(spec)
-    P_lo = p1_analytic(spec, version) * 1.01
-    grid = P_lo * 10 ** (np.arange(0, 80) / 8)
-    hint = None
-    prev_P = None
-    for P in grid:
-        r = _minimise(float(P), k, version, hint)
-        hint = (r.m, r.q, r.r2) if r.m > 0 else None
-        s = float(copy_share(r.m, r.q, k.L)) if r.m > 0 else 0.0
-        if s >= 0.5:
-            if prev_P is None:
-                raise ArithmeticError("copy share >= 1/2 already just above P1")
+    rtol = check_positive("rtol", rtol)
+    out = _p2_many([_const(spec)], [p1_analytic(spec, version)], version, rtol)[0]
+    if isinstance(out, ArithmeticError):
+        raise out
+    return out
+
+
+def p2_numerical_many(specs, version: str = "mean_field", *, rtol: float = 1e-6) -> np.ndarray:
+    """:func:`p2_numerical` for several specs at once (their minimisations batched together).
+
+    specs : sequence of linear ModelSpec; returns a float array with one ``P2`` per spec,
+    NaN where :func:`p2_numerical` raises ``ArithmeticError`` (no crossover to locate).
+    The numbers are those of :func:`p2_numerical` (the same scan and multisection).
+    """
+    specs = [_check_spec(sp) for sp in specs]
+    if not specs:
+        raise ValueError("specs must contain at least one linear ModelSpec")
+    version = _check_version(version)
+    rtol = check_positive("rtol", rtol)
+    out = _p2_many([_const(sp) for sp in specs], [p1_analytic(sp, version) for sp in specs], version, rtol)
+    return np.array([np.nan if isinstance(r, ArithmeticError) else r for r in out])
+
+
+def _p2_scan(ks, P1s, version: str) -> list:
+    """The scan of :func:`p2_numerical` for every spec: ``(P below, P above, minimum below)`` of the
+    first crossing of share 1/2 on ``1.01 P1 * 10^(i/8)``, or an ``ArithmeticError``."""
+    grids = [1.01 * P1 * 10 ** (np.arange(0, 80) / 8) for P1 in P1s]
+    out = [None] * len(ks)
+    before = [None] * len(ks)
+    for start in range(0, 80, _P2_CHUNK):  # the scan, a chunk of P at a time, all specs together
+        todo = [i for i in range(len(ks)) if out[i] is None]
+        if not todo:
             break
-        prev_P, prev_hint = P, hint
-    else:
-        raise ArithmeticError("copy share stays below 1/2 up to the end of the scan")
+        mins = _scan_minima([(grids[i][start:start + _P2_CHUNK], ks[i], before[i]) for i in todo], version)
+        for i, mi in zip(todo, mins):
+            above = np.flatnonzero(np.array([_share(r, ks[i].L) for r in mi]) >= 0.5)
+            if not above.size:
+                before[i] = mi[-1]
+            elif start + above[0] == 0:
+                out[i] = ArithmeticError("copy share >= 1/2 already just above P1")
+            else:
+                j = start + above[0]
+                out[i] = (float(grids[i][j - 1]), float(grids[i][j]), mi[above[0] - 1] if above[0] else before[i])
+    return [ArithmeticError("copy share stays below 1/2 up to the end of the scan") if r is None else r for r in out]
 
-    def f(P):
-        r = _minimise(float(P), k, version, prev_hint)
-        return (float(copy_share(r.m, r.q, k.L)) if r.m > 0 else 0.0) - 0.5
 
-    return float(optimize.brentq(f, prev_P, float(P), rtol=rtol))
+def _p2_many(ks, P1s, version: str, rtol: float) -> list:
+    """``P2`` (or the ``ArithmeticError`` of :func:`p2_numerical`) for each constant set of ``ks``.
+
+    After the scan, each bracket is narrowed by multisection (:data:`_P2_SPLIT` points at a
+    time, all specs together, each started also from the minimum below the crossing, as
+    every evaluation of a sequential root search) until its relative width is below ``rtol``.
+    """
+    brackets = _p2_scan(ks, P1s, version)
+    todo = [i for i, b in enumerate(brackets) if not isinstance(b, ArithmeticError)]
+    lo = {i: brackets[i][0] for i in todo}
+    hi = {i: brackets[i][1] for i in todo}
+    hint = {i: (r.m, r.q, r.r2) if r.m > 0 else None for i in todo for r in [brackets[i][2]]}
+    while todo := [i for i in todo if hi[i] - lo[i] > rtol * lo[i]]:
+        Ps = {i: np.geomspace(lo[i], hi[i], _P2_SPLIT + 2)[1:-1] for i in todo}
+        mins = _minimise_many(np.concatenate([Ps[i] for i in todo]), [ks[i] for i in todo for _ in range(_P2_SPLIT)],
+                              version, [[hint[i]] if hint[i] else [] for i in todo for _ in range(_P2_SPLIT)])
+        for n, i in enumerate(todo):
+            mi = mins[n * _P2_SPLIT:(n + 1) * _P2_SPLIT]
+            up = np.flatnonzero(np.array([_share(r, ks[i].L) for r in mi]) >= 0.5)
+            j = up[0] if up.size else _P2_SPLIT
+            lo[i], hi[i] = (float(Ps[i][j - 1]) if j else lo[i]), (float(Ps[i][j]) if j < _P2_SPLIT else hi[i])
+    return [b if isinstance(b, ArithmeticError) else 0.5 * (lo[i] + hi[i]) for i, b in enumerate(brackets)]
+
+
+_P2_CHUNK = 16  # scan points of P2 minimised together (two decades)
+_P2_SPLIT = 15  # interior points per multisection step of P2 (the bracket shrinks 16-fold)
+
+
+def _share(r: ActionMinimum, L: int) -> float:
+    """Copy share of a minimum, 0 at the symmetric point."""
+    return float(copy_share(r.m, r.q, L)) if r.m > 0 else 0.0
 
 
 # --------------------------------------------------------------------------

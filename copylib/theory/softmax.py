@@ -108,7 +108,7 @@ from ..posterior.order_parameters import plugin_action, invariants
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
 from .plugin_loss import row_stochastic_plugin_loss
-from .reduced_action import grid_minimum_points, inflection_pair
+from .reduced_action import downward_crossings, grid_minimum_points, inflection_pair, upward_crossings
 
 __all__ = [
     "VERSIONS",
@@ -332,8 +332,10 @@ def _action_parts(Delta, P, spec, version, noise, order):
     return _action_from_averages(Delta, P, cs, a2s, spec, version, order)
 
 
-def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
-    """The action from the row averages ``cs = [c, c', c'']``, ``a2s = [a2, a2', a2'']`` at ``Delta``."""
+def _action_from_averages(Delta, P, cs, a2s, spec, version, order, value=True):
+    """The action from the row averages ``cs = [c, c', c'']``, ``a2s = [a2, a2', a2'']`` at ``Delta``
+    (``value=False``: the derivatives only, ``None`` in place of ``S``; the logarithms of ``S``
+    dominate the cost of a grid evaluation)."""
     Delta, P, *rest = np.broadcast_arrays(Delta, P, *cs[:order + 1], *a2s[:order + 1])
     cs, a2s = rest[:order + 1], rest[order + 1:]
     L, V, nT = spec.L, spec.V, _n_targets(spec)
@@ -348,7 +350,9 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
         eps = V * spec.kappa / P
         a = V * (V - 1) / 2 if version in ("mean_field", "fluct") else 0.0
     x = a1 + eps
-    if version == "energy":
+    if not value:
+        F = None
+    elif version == "energy":
         F = -b * g1**2 / a1
     else:
         # identical term by term to order_parameters.plugin_action (alpha_2 = L, gamma_2 = n_T)
@@ -357,7 +361,7 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order):
             + (V / 2 * np.log1p(L / eps) if a else 0.0)
             - P / (2 * spec.sigma_sq * V) * ((V - 1) * g1**2 / x + nT**2 / (L + eps))
         )
-    out = [F + k * Delta**2 / 2]
+    out = [None if F is None else F + k * Delta**2 / 2]
     if order >= 1:
         S_a = a / x + b * g1**2 / x**2
         S_g = -2 * b * g1 / x
@@ -419,11 +423,11 @@ class _DeltaGrid:
     def __len__(self):
         return self.x.size
 
-    def parts(self, P, order):
+    def parts(self, P, order, value=True):
         """``S`` and its derivatives up to ``order`` on the grid; ``P`` a float, or ``(n_P, 1)``
-        for all of them at once (then each part is ``(n_P, n_grid)``)."""
+        for all of them at once (then each part is ``(n_P, n_grid)``); ``value=False``: no ``S``."""
         cs, a2s = _grid_averages(self.x, self.rows, order, self.key)
-        return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order)
+        return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order, value)
 
 
 def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
@@ -564,7 +568,7 @@ def _minima_many(Ps, spec, version, noise, grid):
     lo, P_of, owner, fixed = [], [], [], []  # brackets to refine; roots known exactly
     for start in range(0, Ps.size, _P_BLOCK):
         block = Ps[start:start + _P_BLOCK]
-        _, Fp = grid.parts(block[:, None], 1)
+        _, Fp = grid.parts(block[:, None], 1, value=False)
         for j, row in enumerate(Fp):
             i_P = start + j
             # a minimum at Delta_max means S still decreases there (raise Delta_max)
@@ -624,7 +628,7 @@ def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: Row
 
 def _inflections(P, spec, version, noise, grid):
     """Zeros of S'' on the grid (refined): ``(hump, dip)`` = local max / min of S', or None."""
-    _, _, Fpp = grid.parts(P, 2)
+    _, _, Fpp = grid.parts(P, 2, value=False)
 
     def fpp(d):
         return float(_action_parts(np.asarray(d), P, spec, version, noise, 2)[2])
@@ -664,9 +668,43 @@ def _coexists(st):
     return st is not None and st[0] > 0 and st[1] < 0
 
 
+def _states_many(Ps, spec, version, noise, grid):
+    """:func:`_state` at every ``P`` of ``Ps``: the same grid brackets of the inflection pair
+    (:func:`inflection_pair`), all refined together by Chandrupatla's method to brentq's tolerance."""
+    x = grid.x
+    brackets, P_of, owner = [], [], []  # (hump index, dip index) per P that has a pair
+    for start in range(0, Ps.size, _P_BLOCK):
+        block = Ps[start:start + _P_BLOCK]
+        _, _, Fpp = grid.parts(block[:, None], 2, value=False)
+        for j, row in enumerate(Fpp):
+            down, up = downward_crossings(row), upward_crossings(row)
+            later = up[up > down[0]] if down.size else up[:0]
+            if later.size:
+                brackets.append((down[0], later[0]))
+                P_of.append(block[j])
+                owner.append(start + j)
+    states = [None] * Ps.size
+    if not brackets:
+        return states
+    idx = np.asarray(brackets).T.ravel()  # humps, then dips
+    P2 = np.tile(np.asarray(P_of), 2)
+
+    def fpp(d, P):
+        return _action_parts(d, P, spec, version, noise, 2)[2]
+
+    res = find_root(fpp, (x[idx], x[idx + 1]), args=(P2,),
+                    tolerances=dict(xatol=1e-14, xrtol=4 * np.finfo(float).eps, fatol=0.0, frtol=0.0))
+    if not np.all(res.success):  # pragma: no cover - a valid bracket always converges
+        raise RuntimeError("root refinement of the inflection points did not converge")
+    Fp = _action_parts(res.x, P2, spec, version, noise, 1)[1].reshape(2, -1)
+    for n, i_P in enumerate(owner):
+        states[i_P] = (float(Fp[0, n]), float(Fp[1, n]))
+    return states
+
+
 def _scan(spec, version, noise, grid, P_range, n_scan):
     Ps = np.geomspace(P_range[0], P_range[1], n_scan)
-    states = [_state(P, spec, version, noise, grid) for P in Ps]
+    states = _states_many(Ps, spec, version, noise, grid)
     co = np.array([_coexists(s) for s in states])
     if not co.any():
         raise ValueError(

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 
 from copylib import ModelSpec, expected_loss, shift_matrix
 from copylib.theory.linear import (
@@ -19,6 +20,7 @@ from copylib.theory.linear import (
     p1_numerical,
     p2_analytic,
     p2_numerical,
+    p2_numerical_many,
     predicted_test_loss,
     reduced_action,
     reduced_action_gradient,
@@ -450,3 +452,48 @@ def test_local_minima_rejects_bad_arguments(kwargs, name):
     args = dict(P=100.0, spec=SPEC, version="map") | kwargs
     with pytest.raises(ValueError, match=name):
         local_minima(**args)
+
+
+# --------------------------------------------------------------------------
+# P2 of several specs at once, against the sequential scalar search
+# --------------------------------------------------------------------------
+
+
+def _p2_sequential(spec, version, rtol):
+    """The scalar reference: a warm-started scan of action_minimum (8 points per decade from
+    1.01 P1) to the first copy share >= 1/2, then brentq on the share, warm-started from the
+    minimum below the crossing (the search p2_numerical made before it was batched)."""
+    def share(r):
+        return float(copy_share(r.m, r.q, spec.L)) if r.m > 0 else 0.0
+
+    hint, prev = None, None
+    for P in p1_analytic(spec, version) * 1.01 * 10 ** (np.arange(80) / 8):
+        r = action_minimum(float(P), spec, version, hint=hint)
+        hint = (r.m, r.q, r.r2) if r.m > 0 else None
+        if share(r) >= 0.5:
+            break
+        prev, prev_hint = float(P), hint
+    return brentq(lambda P: share(action_minimum(P, spec, version, hint=prev_hint)) - 0.5, prev, float(P), rtol=rtol)
+
+
+@pytest.mark.parametrize("version", ["mean_field", "fluct"])
+def test_p2_numerical_many_matches_the_sequential_search(version):
+    specs = [ModelSpec(L=32, V=2, kind="linear"), ModelSpec(L=64, V=8, kind="linear"),
+             ModelSpec(L=128, V=4, kind="linear")]
+    got = p2_numerical_many(specs, version, rtol=1e-4)
+    want = [_p2_sequential(sp, version, 1e-5) for sp in specs]
+    # both locate the same crossing: the batched one to a bracket of relative width 1e-4 (midpoint:
+    # 5e-5), the reference to 1e-5
+    np.testing.assert_allclose(got, want, rtol=6e-5)
+    assert p2_numerical(specs[1], version, rtol=1e-4) == pytest.approx(got[1], rel=1e-12)
+
+
+def test_p2_numerical_many_nan_where_there_is_no_crossover():
+    # a copy prior much wider than the pooling one: copying dominates from the onset
+    wide = ModelSpec(L=8, V=3, kind="linear", sigma_G=30.0, sigma_b=0.1)
+    with pytest.raises(ArithmeticError):
+        p2_numerical(wide)
+    got = p2_numerical_many([wide, SPEC], rtol=1e-4)
+    assert np.isnan(got[0]) and got[1] == pytest.approx(p2_numerical(SPEC, rtol=1e-4), rel=1e-12)
+    with pytest.raises(ValueError, match="specs"):
+        p2_numerical_many([])

@@ -220,6 +220,23 @@ def test_thresholds_numerical_valid(spec, version):
     assert math.isfinite(P2) and P2 > P1
 
 
+@covers(lt.p2_numerical_many)
+@budget(3)
+@given(spec_list=st.lists(specs("linear", L=st.integers(4, 10), V=st.integers(2, 4), cyclic=st.just(True)),
+                          min_size=1, max_size=3),
+       version=st.sampled_from(["mean_field", "fluct"]))
+def test_p2_numerical_many_valid(spec_list, version):
+    got = lt.p2_numerical_many(spec_list, version, rtol=1e-4)
+    assert got.shape == (len(spec_list),)
+    for spec, P2 in zip(spec_list, got):  # one spec at a time gives the same number (or the same NaN)
+        try:
+            alone = lt.p2_numerical(spec, version, rtol=1e-4)
+        except ArithmeticError:
+            alone = math.nan
+        # both are midpoints of brackets of relative width <= 1e-4 around the same crossing
+        assert (math.isnan(P2) and math.isnan(alone)) or P2 == pytest.approx(alone, rel=1e-4)
+
+
 # --------------------------------------------------------------------------
 # invalid input
 # --------------------------------------------------------------------------

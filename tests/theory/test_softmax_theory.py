@@ -17,6 +17,7 @@ from copylib.posterior.order_parameters import (
     invariants,
     prior_action_softmax,
 )
+from copylib.theory import softmax as softmax_theory
 from copylib.theory.softmax import (
     VERSIONS,
     action_minima,
@@ -377,3 +378,21 @@ def test_local_and_global_minimum_states(p3_mean_field):
     assert loss_glob == pytest.approx(float(state_loss(D[-1], P_in, SPEC)), rel=1e-12)
     with pytest.raises(ValueError, match="P"):
         global_minimum_state(-1.0, SPEC)
+
+
+@pytest.mark.parametrize("version", ["mean_field", "energy"])
+def test_spinodal_scan_refines_every_inflection_pair_as_one_at_a_time(version):
+    # the scan of spinodals() refines all inflection points of its 400 sample sizes together;
+    # each must equal the scalar search (inflection_pair's brentq, 1e-14 in Delta): F' at the
+    # hump and the dip agree to rounding, and the same sizes have a pair
+    st = softmax_theory
+    spec = ModelSpec(L=64, V=8)
+    grid = st._DeltaGrid(st._DEFAULT_DELTA_MAX, st._DEFAULT_N_GRID, spec, version, None)
+    Ps = np.geomspace(*st._default_range(spec), 120)
+    many = st._states_many(Ps, spec, version, None, grid)
+    one = [st._state(P, spec, version, None, grid) for P in Ps]
+    assert [s is None for s in many] == [s is None for s in one]
+    assert sum(s is not None for s in one) > 10
+    got = np.array([s for s in many if s is not None])
+    want = np.array([s for s in one if s is not None])
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
