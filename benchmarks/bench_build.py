@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -97,10 +98,11 @@ def load() -> str:
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
 
 
-def run_chapter(chapter: Path, pythonpath: Path, cache_dir: Path | None) -> tuple[float, list]:
-    """Execute one chapter in a fresh kernel; wall time and per-cell ``(seconds, first line)``."""
-    env_backup = dict(os.environ)
-    # the kernel is a subprocess of this one and inherits its environment
+@contextmanager
+def kernel_environment(pythonpath: Path, cache_dir: Path | None):
+    """Environment for a chapter's kernel, restored afterwards: ``copylib`` from ``pythonpath``, and the
+    result cache in ``cache_dir`` (``None``: off). The kernel is a subprocess and inherits this environment."""
+    backup = dict(os.environ)
     os.environ["PYTHONPATH"] = str(pythonpath)
     if cache_dir is None:
         os.environ["COPYHEAD_CACHE"] = "off"
@@ -108,15 +110,21 @@ def run_chapter(chapter: Path, pythonpath: Path, cache_dir: Path | None) -> tupl
         os.environ["COPYHEAD_CACHE_DIR"] = str(cache_dir)
         os.environ.pop("COPYHEAD_CACHE", None)
     try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(backup)
+
+
+def run_chapter(chapter: Path, pythonpath: Path, cache_dir: Path | None) -> tuple[float, list]:
+    """Execute one chapter in a fresh kernel; wall time and per-cell ``(seconds, first line)``."""
+    with kernel_environment(pythonpath, cache_dir):
         nb = jupytext.read(chapter)
         client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT, allow_errors=False,
                                 record_timing=True, resources={"metadata": {"path": str(chapter.parent)}})
         t0 = time.perf_counter()
         client.execute()
         wall = time.perf_counter() - t0
-    finally:
-        os.environ.clear()
-        os.environ.update(env_backup)
     cells = []
     for cell in nb.cells:
         ex = cell.get("metadata", {}).get("execution", {})

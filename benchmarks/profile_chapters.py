@@ -29,7 +29,6 @@ rankings, and measure speed-ups with the side-by-side benchmarks.
 from __future__ import annotations
 
 import argparse
-import os
 import pstats
 import shutil
 import sys
@@ -42,7 +41,7 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
-from bench_build import CELL_TIMEOUT, ROOT, load, toc_chapters
+from bench_build import CELL_TIMEOUT, ROOT, kernel_environment, load, toc_chapters
 
 PACKAGES = ("copylib", "torch", "scipy", "numpy")
 START = "import cProfile as _profile_chapters\n_profile_chapters_p = _profile_chapters.Profile()\n" \
@@ -137,14 +136,7 @@ def format_summary(s: Summary) -> str:
 
 def profile_chapter(chapter: Path, out: Path, cache_dir: Path | None) -> float:
     """Execute ``chapter`` as the book does, profiled inside the kernel; wall seconds. Stats go to ``out``."""
-    env_backup = dict(os.environ)
-    os.environ["PYTHONPATH"] = str(ROOT)  # the kernel inherits this process's environment
-    if cache_dir is None:
-        os.environ["COPYHEAD_CACHE"] = "off"
-    else:
-        os.environ["COPYHEAD_CACHE_DIR"] = str(cache_dir)
-        os.environ.pop("COPYHEAD_CACHE", None)
-    try:
+    with kernel_environment(ROOT, cache_dir):
         nb = jupytext.read(chapter)
         nb.cells.insert(0, nbformat.v4.new_code_cell(START))
         nb.cells.append(nbformat.v4.new_code_cell(STOP.format(path=str(out))))
@@ -153,9 +145,6 @@ def profile_chapter(chapter: Path, out: Path, cache_dir: Path | None) -> float:
         t0 = time.perf_counter()
         client.execute()
         return time.perf_counter() - t0
-    finally:
-        os.environ.clear()
-        os.environ.update(env_backup)
 
 
 def main() -> int:

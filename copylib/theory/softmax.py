@@ -556,6 +556,19 @@ def _minima(P, spec, version, noise, grid):
 _P_BLOCK = 64  # sample sizes per block of grid evaluations (n_P x n_grid arrays)
 
 
+def _refine_zeros(order, lo, hi, P, spec, version, noise, what):
+    """Zeros of the ``order``-th derivative of ``S`` in the brackets ``[lo, hi]`` (one ``P`` each), all at once,
+    by Chandrupatla's method to brentq's tolerance (``1e-14`` absolute, ``4 eps`` relative in ``Delta``)."""
+    def derivative(d, P_):
+        return _action_parts(d, P_, spec, version, noise, order)[order]
+
+    res = find_root(derivative, (lo, hi), args=(P,),
+                    tolerances=dict(xatol=1e-14, xrtol=4 * np.finfo(float).eps, fatol=0.0, frtol=0.0))
+    if not np.all(res.success):  # pragma: no cover - a valid bracket always converges
+        raise RuntimeError(f"root refinement of {what} did not converge")
+    return res.x
+
+
 def _minima_many(Ps, spec, version, noise, grid):
     """:func:`_minima` at every ``P`` of ``Ps``, with one vectorised root search for all of them.
 
@@ -582,14 +595,8 @@ def _minima_many(Ps, spec, version, noise, grid):
         lo = np.asarray(lo)
         P_of = np.asarray(P_of)
 
-        def fp(d, P):
-            return _action_parts(d, P, spec, version, noise, 1)[1]
-
-        res = find_root(fp, (x[lo], x[lo + 1]), args=(P_of,),
-                        tolerances=dict(xatol=1e-14, xrtol=4 * np.finfo(float).eps, fatol=0.0, frtol=0.0))
-        if not np.all(res.success):  # pragma: no cover - a valid bracket always converges
-            raise RuntimeError("root refinement of the action's minima did not converge")
-        roots += list(zip(owner, res.x.tolist()))
+        found = _refine_zeros(1, x[lo], x[lo + 1], P_of, spec, version, noise, "the action's minima")
+        roots += list(zip(owner, found.tolist()))
     if not roots:
         return [(np.empty(0), np.empty(0)) for _ in Ps]
     roots.sort()  # by P index, then by Delta
@@ -689,14 +696,8 @@ def _states_many(Ps, spec, version, noise, grid):
     idx = np.asarray(brackets).T.ravel()  # humps, then dips
     P2 = np.tile(np.asarray(P_of), 2)
 
-    def fpp(d, P):
-        return _action_parts(d, P, spec, version, noise, 2)[2]
-
-    res = find_root(fpp, (x[idx], x[idx + 1]), args=(P2,),
-                    tolerances=dict(xatol=1e-14, xrtol=4 * np.finfo(float).eps, fatol=0.0, frtol=0.0))
-    if not np.all(res.success):  # pragma: no cover - a valid bracket always converges
-        raise RuntimeError("root refinement of the inflection points did not converge")
-    Fp = _action_parts(res.x, P2, spec, version, noise, 1)[1].reshape(2, -1)
+    zeros = _refine_zeros(2, x[idx], x[idx + 1], P2, spec, version, noise, "the inflection points")
+    Fp = _action_parts(zeros, P2, spec, version, noise, 1)[1].reshape(2, -1)
     for n, i_P in enumerate(owner):
         states[i_P] = (float(Fp[0, n]), float(Fp[1, n]))
     return states

@@ -1,0 +1,34 @@
+"""Tests of benchmarks/bench_build.py: the kernel environment shared with profile_chapters.py."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bench_build as bb  # noqa: E402  (a script directory, not a package)
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    monkeypatch.setenv("COPYHEAD_CACHE", "on")
+    monkeypatch.delenv("COPYHEAD_CACHE_DIR", raising=False)
+
+
+def test_cache_off_and_restored(clean_env, tmp_path):
+    with bb.kernel_environment(tmp_path, None):
+        assert os.environ["PYTHONPATH"] == str(tmp_path)
+        assert os.environ["COPYHEAD_CACHE"] == "off"
+    assert os.environ["PYTHONPATH"] == "/elsewhere" and os.environ["COPYHEAD_CACHE"] == "on"
+
+
+def test_cache_dir_replaces_the_switch_and_is_restored_after_an_error(clean_env, tmp_path):
+    with pytest.raises(RuntimeError), bb.kernel_environment(tmp_path, tmp_path / "cache"):
+        assert os.environ["COPYHEAD_CACHE_DIR"] == str(tmp_path / "cache")
+        assert "COPYHEAD_CACHE" not in os.environ  # the default (on) applies inside
+        raise RuntimeError("a chapter failed")
+    assert "COPYHEAD_CACHE_DIR" not in os.environ and os.environ["COPYHEAD_CACHE"] == "on"
