@@ -1,9 +1,9 @@
 """The induction task and a minimal two-layer attention-only network for it.
 
 Task. A sequence of ``L`` i.i.d. uniform tokens over ``V`` (repeats occur by
-chance). At position ``l`` (0-based in code) let ``p(l) < l`` be the most recent
-earlier position holding the same token, ``x_{p(l)} = x_l``; the target is the
-token that followed it, ``y_l = x_{p(l)+1}``. Where the current token has not
+chance). At position ``l`` (0-based in code) let ``prev(l) < l`` be the most recent
+earlier position holding the same token, ``x_{prev(l)} = x_l``; the target is the
+token that followed it, ``y_l = x_{prev(l)+1}``. Where the current token has not
 occurred before there is no target: the position is masked out of the loss.
 
 Network (parameters ``g``: ``L x L``, ``K``: ``V x V``, the key matrix written W_K in the book, ``W``: ``V x V``):
