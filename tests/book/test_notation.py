@@ -29,6 +29,15 @@ What is checked mechanically:
 * no borrowed letters: $m$ is not a position (``T_{1m}``), $c$ not a fit's
   intercept, $g_1, g_2$ not skewness and kurtosis, ``N(0, .)`` is ``\\mathcal N``,
   and position 1's output is $f_1$ (not $f_0$).
+* the last double meanings: the previous-occurrence map is ``\\operatorname{prev}(l)``
+  ($p$ is a density); $f$ is only the output (no ``f(t)``, ``\\hat f``, ``f(u, v)``,
+  ``f_c``); $h$ is only layer 1's output $h_j$ (no ``h = 1/\\operatorname{Var}``,
+  ``h(\\varepsilon)``); $B$ is only the data moment (the spinodal depth is
+  ``S_{\\rm b}``); $b$ is only the bias and $e$ only Euler's number (no fitted
+  exponent ``L^b``, no ``P^2 - bP - e``, no ``b = S'''``, no ``a I_V + b J_V``);
+  no generic matrices $M$, $N$ (the token moment's matrix is $\\Pi$); $\\delta$ is
+  Kronecker's or an exercise's own (no ``\\delta_{\\rm theory}``, no hysteresis
+  $\\delta$).
 
 The detectors are tested on strings first, so that the legitimate uses (the
 actions ``S(m, q)``, ``S(\\Delta)``, ``S_v``, ``S_\\perp``, ``S - \\min S``, the
@@ -212,6 +221,31 @@ BORROWED_MATH = [
 ]
 # S^data_v is the data part; S_v(...) takes the gap
 S_DATA_MISUSE_MATH = [re.compile(NOT_NAME + r"S_v\s*(\\big)?\(\s*\\alpha")]
+DEPTH_AS_B_PROSE = re.compile(r"depth\s+\$B\$|\$B\$\s+through")
+# the last letters with two meanings: each pattern is an old use that was renamed
+DOUBLE_MEANING_MATH = {
+    # p is a density: the previous-occurrence map is \operatorname{prev}(l)
+    "prev": [re.compile(NOT_NAME + r"p\s*\(\s*l\s*\)|x_\{\s*p\s*\(")],
+    # f is the network output: ln(pi) is vartheta, one row's density p_row, conventions' P_c = sigma_0^2 \mathcal P_c
+    "f": [re.compile(NOT_NAME + r"f\s*\(\s*(t\b|t_|u\s*,|\\tilde)"), re.compile(r"\\hat\s*\{?\s*f(?![A-Za-z])"),
+          re.compile(NOT_NAME + r"f_c(?![A-Za-z])"), re.compile(NOT_NAME + r"f\s*'")],
+    # h is layer 1's output h_j: 1/Var is \mathcal I, the ridge exercise's advantage \mathcal A(eps)
+    "h": [re.compile(NOT_NAME + r"h\s*(=|\()"), re.compile(r"\{\s*d(\^\{?2\}?)?\s*h\s*\}")],
+    # B is the data moment: the depth of the copy minimum is S_b
+    "B": [re.compile(NOT_NAME + r"B\s*&?=\s*S\s*\(|" + NOT_NAME + r"B\s*(\\propto|\\sim)")],
+    # b is the bias, e is Euler's number: the local constants have other names
+    "b": [re.compile(NOT_NAME + r"b\s*=\s*S'''|\\frac\s*\{\s*2?b\s*\}\s*\{\s*[23]\s*\}"),
+          re.compile(r"L\^\{?\s*b(?![A-Za-z])|" + NOT_NAME + r"b\s*\\ln\s*L"),  # a fitted exponent of L
+          re.compile(NOT_NAME + r"b\s*(\\,)?\s*J_V|a\s*\+\s*Vb"),  # a I_V + b J_V
+          re.compile(NOT_NAME + r"b\s*(\\,)?\s*P(?![A-Za-z_])|P_0\s*=\s*b\s*/|x_b(?![A-Za-z])"),
+          re.compile(NOT_NAME + r"e\s*/\s*b|\\frac\s*\{\s*e\s*\}\s*\{\s*b|\\sqrt\s*\{\s*b\^2|4e(?![A-Za-z])|-\s*e\s*&?\s*=\s*0"),
+          re.compile(r"\+\s*b\s*u|\(P_\\ast\s*-\s*P\)\s*\+\s*b(?![A-Za-z])")],
+    # M* is the model: the token moment's matrix is Pi, Woodbury needs no M, N
+    "MN": [re.compile(r"X\^\\top\s*M\s*X|\\operatorname\{tr\}\s*M(?![A-Za-z^])|\\Phi\s*M\s*\\Phi"),
+           re.compile(r"Z\s*N\s*Z|[MN]\^\{-1\}")],
+    # delta is Kronecker's (or one exercise's own): no theory error delta_theory, no hysteresis delta
+    "delta": [re.compile(r"\\delta_\{?\s*\\(rm|text)\s*\{?\s*theory|\\delta\^2\s*/\s*\(\s*3\s*\\sigma_c")],
+}
 
 
 def math_offences(segment: str, patterns) -> list[str]:
@@ -254,6 +288,10 @@ def borrowed(math: str) -> list[str]:
     return math_offences(math, BORROWED_MATH)
 
 
+def double_meaning(math: str) -> list[str]:
+    return math_offences(math, [p for ps in DOUBLE_MEANING_MATH.values() for p in ps])
+
+
 def any_z(math: str) -> list[str]:
     """Every standalone Z (on pages without the partition function, any Z is an old use)."""
     return re.findall(NOT_NAME + r"Z(?![A-Za-z])", math)
@@ -287,14 +325,31 @@ LEGIT_MATH = [
     r"s = 1/2", r"s = (L-1)\mathbb E[q\operatorname{sign}m]", r"s_{lj} = x_l^\top W_K h_j",
     r"&= \frac{S'''}{12}\,(x_+ - x_-)^3 \;\propto\; \delta^{3/2}.", r"x_+ - x_- = 2x_+ \propto \delta^{1/2}",
     r"p_0(\Theta) \simeq \frac{\exp[L\varphi(\lambda) - \lambda\cdot\Theta]}", r"\Theta = (\alpha_1, \gamma_1)",
-    r"\lambda \mapsto \Theta", r"\int_{t_3}^{t}\big(f'(\tilde t) - k\big)\,d\tilde t",
+    r"\lambda \mapsto \Theta", r"\int_{t_3}^{t}\big(\vartheta'(\tilde t) - k\big)\,d\tilde t",
     r"\psi = \frac{\tanh\big(\frac{\tau}{4kw}\big)}{\tanh\big(\frac{\tau}{4w}\big)}", r"a = \tau/(2k)", r"\tau_2",
     r"H_{mm} = 1/s_p^2 - aP_0^2(x + x^2)", r"(H^{-1})_{mm}", r"\det H(P) = 0", r"H_{mq}^2/H_{qq}", r"L - H_L",
     r"\sqrt{\det H_\varphi(\lambda)}", r"A_\perp = A_{\rm row} + A_{\rm rest}", r"A_{\rm row}\mathbf 1 \ne 0",
     r"\lVert A_\perp\mathbf 1\rVert^2", r"\lVert A_{\rm row}\rVert^2",
-    r"T_{1j} = 0", r"j=k", r"\ln P_1 = a_0 + a\ln V + b\ln L", r"(a, a_0) = (1, 0)", r"a\bar x + a_0\mathbf 1 - y",
+    r"T_{1j} = 0", r"j=k", r"(a, a_0) = (1, 0)", r"a\bar x + a_0\mathbf 1 - y",
     r"g_{ij}\sim\mathcal N(0,\sigma_G^2)", r"\mathcal N(0, s_c^2 I_n)", r"g, b \sim \mathcal N(0, 0.01^2)",
-    r"\lVert f_1\rVert^2", r"\hat f(t) = k t + \hat f_0", r"c_l = \frac{1}{1 + (l-1)e^{-\Delta_l}}", r"\sigma_G^2",
+    r"\lVert f_1\rVert^2", r"\hat\vartheta(t) = k t + \hat\vartheta_0", r"c_l = \frac{1}{1 + (l-1)e^{-\Delta_l}}", r"\sigma_G^2",
+    # the renamed double meanings: what replaced them, and the uses that stay
+    r"y_l = x_{\operatorname{prev}(l)+1}", r"p(Y \mid A)", r"p_0(\alpha_1, \gamma_1)", r"p_{\rm row}(u, v)",
+    r"f_l = \sum_{2 \le j \le l} A^{(2)}_{lj}\, x_j^\top W", r"f^\mu_l - y^\mu_l", r"\vartheta(t) = \ln\pi",
+    r"P_c = \sigma_0^2\, \mathcal P_c(L, V; \sigma_G, \sigma_b, \omega)", r"h_1 = x_1", r"x_l^\top W_K h_j",
+    r"\partial g^{(2)}_{lj}/\partial g = x_l^\top W_K\, \partial h_j/\partial g = 0",
+    r"\mathcal I = \frac{1}{\operatorname{Var}} = \frac{u}{a + v_0u}", r"\frac{d\mathcal A}{d\varepsilon}",
+    r"B = \Phi^\top Y", r"B = \sum_\mu X^{\mu\top}A^\top T X^\mu", r"\operatorname{tr}\big(B^\top(K + \kappa I_V)^{-1}B\big)",
+    r"S_{\rm b} &= S(x_-) - S(x_+) = 2|a|\delta\,x_+ - \frac{a_3}{3}x_+^3", r"a_3 = S'''",
+    r"G = bJ + g", r"G &= b\,J + g", r"m = b + \bar g", r"S(-g, -b) = S(g, b)", r"\frac{b^2}{2\sigma_b^2}",
+    r"\ln P_1 = a_0 + a\ln V + x\ln L", r"P_1 \propto V^{a}L^{x}", r"a_I\,I_V + a_J\,J_V", r"a_I + Va_J",
+    r"H_{mm}(P) &= \frac1{s_p^2} + a_1P - a_2P^2", r"P_0 = a_1/a_2",
+    r"P^2 - P_\rho P - P_\varepsilon^2 &= 0", r"P_2 = \tfrac12\big(P_\rho + \sqrt{P_\rho^2 + 4P_\varepsilon^2}\big)",
+    r"x_\rho = d\ln P_\rho/d\ln L", r"e^{-S(m,q)}", r"e_{l-1}", r"l - 1 < e^{\Delta} = e^2 \approx 7.39",
+    r"\mathbb E[X^\top \Pi X] = \frac{\operatorname{tr}\Pi}{V} I", r"\int e^{-N S(x)}dx", r"N \to \infty",
+    r"(I_n + ZZ^\top)^{-1} = I_n - Z(I_k + Z^\top Z)^{-1}Z^\top", r"M^\ast",
+    r"\delta_{ab}/V", r"\delta = P - P_{\rm lower}", r"\frac{\delta\ell}{1 + e^{(\ln P - \ln P_\ast)/w}}",
+    r"{\sqrt{\mathrm{se}^2 + \mathrm{err}_{\rm theory}^2}}", r"\bar d^2/(3\sigma_c^2)",
 ]
 BAD_MATH = {
     "shift": [r"A = m J/L + q(S - J/L) + A_\perp", r"q\Big(S - \frac JL\Big)", r"S_{l,l-1}=1",
@@ -320,12 +375,27 @@ BAD_MATH = {
     "H": [r"\psi = \frac{\tanh\big(\frac{H}{4kw}\big)}{\tanh\big(\frac{H}{4w}\big)}", r"a = H/(2k)",
           r"u = H/(4w)", r"w < \frac{H}{4u_{1/2}}", r"H_2"],
     "Z": [r"A_\perp = R + Z", r"R\mathbf 1 \ne 0", r"\lVert R\mathbf 1\rVert^2 = L\lVert R\rVert^2"],
+    "prev": [r"y_l = x_{p(l)+1}", r"p(l) < l", r"x_{p(l)} = x_l"],
+    "f": [r"f(t) = \ln\pi", r"\hat f(t) = k t + \hat f_0", r"f(t_3) > \hat f(t_3)", r"f(u, v)",
+          r"P_c = \sigma_0^2\, f_c(L, V; \sigma_G, \sigma_b, \omega)", r"\int_{t_3}^{t}\big(f'(\tilde t) - k\big)\,d\tilde t"],
+    "h": [r"h = \frac{1}{\operatorname{Var}} = \frac{u}{a + bu}", r"\frac{d^2h}{du^2}", r"h(\varepsilon) = \gamma_{\rm copy}^2",
+          r"\frac{dh}{d\varepsilon}"],
+    "B": [r"B &= S(x_-) - S(x_+)", r"B \propto \delta^{3/2}"],
+    "b": [r"\qquad a = \partial_P S', \quad b = S''' ,", r"2|a|\delta\,x_+ - \frac{b}{3}x_+^3 = \frac{2b}{3}x_+^3",
+          r"P_1 \propto V^{a}L^{b}", r"L^b", r"\ln P_2 = a_0 + b\ln L", r"a\,I_V + b\,J_V", r"a + Vb",
+          r"H_{mm}(P) &= \frac1{s_p^2} + b\,P - a\,P^2", r"P_0 = b/a", r"P^2 - bP - e &= 0",
+          r"\frac{b + \sqrt{b^2 + e}}{b + \sqrt{b^2 + 4e}}", r"2 - x \approx \frac{e}{b^2}", r"x_b = d\ln b/d\ln L",
+          r"\operatorname{Var} = a/(P_\ast - P) + b", r"\frac{u}{a + bu}"],
+    "MN": [r"\mathbb E[X^\top M X] = \frac{\operatorname{tr}M}{V} I", r"(M + ZNZ^\top)^{-1} = M^{-1} - M^{-1}Z",
+           r"\operatorname{tr}(Y^\top\Phi M\Phi^\top Y)"],
+    "delta": [r"{\sqrt{\mathrm{se}^2 + \delta_{\rm theory}^2}}", r"\delta^2/(3\sigma_c^2)"],
     "borrowed": [r"T_{1m} = 0", r"l=m", r"\ln P_1 = c + a\ln V + b\ln L", r"\ln P_2 = c + b\ln L", r"(a, c) = (1, 0)",
                  r"a\bar x + c\mathbf 1 - y", r"(g_1^2 + 1)/(g_2 + 3)", r"N(0, s_c^2 I_n)",
                  r"\lVert f_0\rVert^2 = V\cdot\frac1{V^2}"],
 }
 DETECTOR = {"shift": shift_as_s, "U": u_misuse, "zero": zero_position, "F": f_misuse, "rho": rho_misuse,
-            "s": s_misuse, "H": h_misuse, "Z": z_misuse, "borrowed": borrowed}
+            "s": s_misuse, "H": h_misuse, "Z": z_misuse, "borrowed": borrowed,
+            **{name: (lambda math, ps=ps: math_offences(math, ps)) for name, ps in DOUBLE_MEANING_MATH.items()}}
 
 
 @pytest.mark.parametrize("math", LEGIT_MATH)
@@ -349,6 +419,8 @@ def test_prose_detectors():
     assert ZERO_POSITION_PROSE.search("position $0$ copies position $L-1$")
     assert ZERO_POSITION_PROSE.search("position 0 has no target")
     assert not ZERO_POSITION_PROSE.search("position 1 copies position $L$; at $P = 0.5$")
+    assert DEPTH_AS_B_PROSE.search("and the depth $B$ of the copy minimum (the")
+    assert not DEPTH_AS_B_PROSE.search("and the depth $S_{\\rm b}$ of the copy minimum; $K$ and $B$ are")
 
 
 def test_split_page_separates_code_and_captions():
@@ -428,6 +500,14 @@ def test_no_borrowed_letters(page):
     bad = offences(page, borrowed, None)
     assert not bad, f"{page.name}: positions are l, j, k; c is the copy weight (a fit's intercept is a_0); g are the " \
                     f"logits; the normal law is \\mathcal N; position 1's output is f_1: {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_one_meaning_for_p_f_h_B_b_M_delta(page):
+    bad = offences(page, double_meaning, DEPTH_AS_B_PROSE)
+    assert not bad, f"{page.name}: p is a density (the previous occurrence is prev(l)); f the output, h_j layer 1's " \
+                    f"output, B the data moment, b the bias, e Euler's number; no generic M, N; delta is " \
+                    f"Kronecker's or an exercise's own: {bad}"
 
 
 def test_any_z_detector():
