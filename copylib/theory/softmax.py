@@ -880,13 +880,13 @@ def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_
 
 def copy_minimum_depth(P, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                        n_grid: int = 20001) -> tuple[float, float]:
-    """Depth ``B`` (nats) and distance ``x_+ - x_-`` of the copy minimum of ``S(Delta; P)`` below the barrier top.
+    """Depth ``S_b`` (nats) and distance ``x_+ - x_-`` of the copy minimum of ``S(Delta; P)`` below the barrier top.
 
-    ``B = S(Delta_top) - S(Delta_copy)`` and ``x_+ - x_- = Delta_copy - Delta_top``, where
+    ``S_b = S(Delta_top) - S(Delta_copy)`` and ``x_+ - x_- = Delta_copy - Delta_top``, where
     ``Delta_copy`` is the largest-gap minimum (:func:`action_minima`) and ``Delta_top``
     the barrier top (the first ``+`` to ``-`` sign change of ``S'`` on ``n_grid`` points
     between the outer minima, refined with brentq to ``1e-14``; with two minima the only
-    maximum between them). Near the lower spinodal ``B ~ delta^(3/2)`` and ``x_+ - x_- ~ delta^(1/2)`` in
+    maximum between them). Near the lower spinodal ``S_b ~ delta^(3/2)`` and ``x_+ - x_- ~ delta^(1/2)`` in
     ``delta = P - P_lower``. Raises ``ValueError`` if ``S`` has a single minimum at ``P``.
     """
     spec = _check_spec(spec)
