@@ -152,16 +152,16 @@ def parallel_tempering(energy: Callable, init: dict, betas, n_steps: int, step_s
                        target_accept: float = 0.57) -> TemperingResult:
     """Replica exchange over ``betas`` with MALA moves, for ``n_runs`` independent ladders at once.
 
-    energy : callable ``params -> (U_data (R,), U_prior (R,))``, the likelihood and prior terms of every row
-        (``R = K * n_runs``, rung-major), differentiable by autograd; rows must not interact.
-    init : dict name -> array ``(n_runs, ...)``, the start of every run (all its rungs start there).
-    betas : strictly increasing in ``[0, 1]``, ending at 1 (:func:`check_ladder`).
-    n_steps : int >= 1, MALA steps after the warmup; n_warmup : int >= 0 (step sizes adapt, swaps run).
-    step_size : float > 0, the initial MALA step (scaled coordinates); generator : torch.Generator.
-    thin : int in ``[1, n_steps]``; swap_every : int >= 1, MALA steps between exchange attempts.
-    record : ``params -> dict name -> (R, ...)`` evaluated at kept steps (default: the parameters).
-    scales : dict name -> float > 0, per-group length scales (e.g. prior standard deviations).
-    target_accept : float in (0, 1), the MALA acceptance the warmup aims at.
+    - energy : callable ``params -> (U_data (R,), U_prior (R,))``, the likelihood and prior terms of every row
+      (``R = K * n_runs``, rung-major), differentiable by autograd; rows must not interact.
+    - init : dict name -> array ``(n_runs, ...)``, the start of every run (all its rungs start there).
+    - betas : strictly increasing in ``[0, 1]``, ending at 1 (:func:`check_ladder`).
+    - n_steps : int >= 1, MALA steps after the warmup; n_warmup : int >= 0 (step sizes adapt, swaps run).
+    - step_size : float > 0, the initial MALA step (scaled coordinates); generator : torch.Generator.
+    - thin : int in ``[1, n_steps]``; swap_every : int >= 1, MALA steps between exchange attempts.
+    - record : ``params -> dict name -> (R, ...)`` evaluated at kept steps (default: the parameters).
+    - scales : dict name -> float > 0, per-group length scales (e.g. prior standard deviations).
+    - target_accept : float in (0, 1), the MALA acceptance the warmup aims at.
     """
     b = check_ladder(betas)
     if not callable(energy):
