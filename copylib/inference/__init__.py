@@ -5,6 +5,8 @@
 * :mod:`copylib.inference.adaptation` -- warmup adaptation (dual-averaging step size, scale windows);
 * :mod:`copylib.inference.monitoring` -- acceptance monitor (stuck chains) and draw recorder;
 * :mod:`copylib.inference.posterior_sampling` -- the collapsed and the full posterior of M*;
+* :mod:`copylib.inference.tempering` -- replica exchange over a likelihood-temperature ladder;
+* :mod:`copylib.inference.free_energy` -- free energies along the ladder (MBAR, through pymbar);
 * :mod:`copylib.inference.map_training` -- Adam (MAP) training batched over runs;
 * :mod:`copylib.inference.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and calibration.
 """
