@@ -8,12 +8,16 @@
 * :func:`sample_induction_tempering` -- replica exchange over a likelihood-temperature ladder with
   MALA moves (:func:`copylib.inference.tempering.parallel_tempering`), which crosses between the
   copying and the non-copying basins that plain MALA chains do not leave;
+* :func:`sample_induction_states` -- the same ladder run separately inside the copying and the
+  non-copying region of ``c^(1)``, whose free energies (MBAR, :mod:`copylib.inference.free_energy`)
+  give the posterior mass of each state at every ``beta`` without any chain crossing between them;
 * :func:`onset` -- where an observable has risen half way between its ends, interpolated in ``ln P``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +25,7 @@ import torch
 
 from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
 from ..cache import cached
+from ..inference.free_energy import LadderFit
 from ..inference.langevin import langevin
 from ..inference.tempering import check_ladder, parallel_tempering
 from ..model.induction import (InductionData, InductionSpec, induction_accuracy, induction_attention_score,
@@ -29,7 +34,7 @@ from ..model.induction import (InductionData, InductionSpec, induction_accuracy,
 from ..model.network import attention
 
 __all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
-           "InductionTempering", "sample_induction_tempering", "onset"]
+           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio", "level_crossing", "onset"]
 
 
 @dataclass
@@ -359,7 +364,11 @@ def _shared_forward(A1, K, W, X):
     return A2, F
 
 
-def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, thin, swap_every, init):
+def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, thin, swap_every, init,
+            region=None):
+    """``region``: None, or ``(c_split, copying)``: every rung is restricted to ``c^(1) > c_split``
+    (``copying``) or to ``c^(1) <= c_split``, by an infinite wall in the prior term (MALA rejects
+    proposals across it, which keeps the restricted target exact; swaps stay inside)."""
     n_P, L, V, K = P.size, spec.L, spec.V, betas.size
     n_runs = n_P * n_chains
     sub, counts = _distinct_counts(data, P)
@@ -372,7 +381,10 @@ def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, 
         A1 = attention(p["g"], "softmax", causal=True)
         _, F = _shared_forward(A1, p["K"], p["W"], X)
         err = (((F - Y) ** 2).sum(-1) * mask).sum(-1)
-        return (err * weight).sum(-1) / (2 * spec.sigma_sq), induction_prior(p["g"], p["K"], p["W"], spec)
+        prior = induction_prior(p["g"], p["K"], p["W"], spec)
+        if region is not None:
+            prior = prior + torch.where(_in_region(layer1_copy_weight(A1), region), 0.0, torch.inf)
+        return (err * weight).sum(-1) / (2 * spec.sigma_sq), prior
 
     def record(p):
         A1 = attention(p["g"], "softmax", causal=True)
@@ -396,7 +408,208 @@ def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, 
     out = {name: res.samples[name][-1].reshape(shape + (-1,)) for name in ("c1", "score", "accuracy")}
     out.update(P=P, betas=betas, accept_rate=res.accept_rate.reshape((K,) + shape),
                swap_rate=res.swap_rate.reshape((K - 1,) + shape), round_trips=res.round_trips.reshape(shape))
+    if region is not None:  # every rung's draws, for the free energies
+        out.update(rung_c1=res.samples["c1"].reshape((K,) + shape + (-1,)),
+                   rung_u_data=res.likelihood.reshape((K,) + shape + (-1,)))
     return out
+
+
+def _in_region(c1, region):
+    c_split, copying = region
+    return c1 > c_split if copying else c1 <= c_split
+
+
+def _prior_draws_in(region, n, spec, generator, batch=4096):
+    """``n`` draws of ``g`` from its prior, conditioned on the region (rejection), ``(n, L, L)``."""
+    out, have = [], 0
+    for _ in range(1000):
+        g = spec.sigma_G * torch.randn(batch, spec.L, spec.L, generator=generator, dtype=torch.float64)
+        g = g[_in_region(layer1_copy_weight(attention(g, "softmax", causal=True)), region)]
+        out.append(g)
+        have += g.shape[0]
+        if have >= n:
+            return torch.cat(out)[:n]
+    raise ValueError(f"the region {region} has prior mass below 1e-6; choose c_split inside the prior's range")
+
+
+@dataclass
+class InductionStates:
+    """The ladder run inside each region of the layer-1 copy weight, at one ``P`` (numpy arrays).
+
+    ``c_split``: the copying region is ``c^(1) > c_split``, the other ``c^(1) <= c_split``; index 0 of the
+    first axis below is the non-copying region, 1 the copying one. P : ``()``; betas ``(K,)``;
+    prior_mass ``()``: the prior probability of the copying region (Monte Carlo over ``n_prior`` prior
+    draws of ``g``), prior_mass_se ``()`` its standard error. Draws of every rung, ``(2, K, n_chains, n_kept)``:
+    c1 and u_data (the data term ``U_data``); accuracy ``(2, n_chains, n_kept)`` on held-out data at the
+    posterior rung; accept_rate ``(2, K, n_chains)``, swap_rate ``(2, K - 1, n_chains)``.
+
+    Rung ``beta`` at ``P`` sequences is the posterior of ``beta P`` sequences with the same empirical law
+    (the data term is linear in the sequence counts), so one ladder traces the posterior along ``P``.
+    """
+
+    P: np.ndarray
+    betas: np.ndarray
+    c_split: np.ndarray
+    prior_mass: np.ndarray
+    prior_mass_se: np.ndarray
+    c1: np.ndarray
+    u_data: np.ndarray
+    accuracy: np.ndarray
+    accept_rate: np.ndarray
+    swap_rate: np.ndarray
+
+    @functools.cached_property
+    def ladder_fits(self):
+        """MBAR solved once per region and chain, ``[[LadderFit] * n_chains] * 2`` (region 0, then 1):
+        free energies and reweighting along the ladder (:class:`copylib.inference.free_energy.LadderFit`)."""
+        return [[LadderFit(self.u_data[r, :, i], self.betas) for i in range(self.u_data.shape[2])] for r in (0, 1)]
+
+    def log_odds(self, at) -> np.ndarray:
+        """``ln`` (posterior mass of the copying region / of the other) at the inverse temperatures ``at``,
+        one row per pair of chains (chain ``i`` of each region), ``(n_chains, len(at))``."""
+        log_z = [np.array([fit.log_partition(at) for fit in fits]) for fits in self.ladder_fits]
+        log_prior = np.log(self.prior_mass) - np.log1p(-self.prior_mass)  # the rung beta = 0 is the prior
+        return log_prior + log_z[1] - log_z[0]
+
+    def copy_mass(self, at) -> np.ndarray:
+        """Posterior mass of the copying region at ``at``, ``(n_chains, len(at))`` (see :meth:`log_odds`)."""
+        return 1 / (1 + np.exp(-self.log_odds(at)))
+
+    def c1_density(self, beta: float, edges) -> np.ndarray:
+        """Histogram density of ``c^(1)`` under the whole target at ``beta``, on the bin ``edges``, one row per
+        pair of chains, ``(n_chains, len(edges) - 1)``: chain ``i`` of each region, weighted by the pair's mass."""
+        edges = np.asarray(edges, dtype=float)
+        m = self.copy_mass(beta)[:, 0]
+        out = np.zeros((self.u_data.shape[2], edges.size - 1))
+        for i in range(out.shape[0]):
+            for r, share in ((0, 1 - m[i]), (1, m[i])):
+                w = self.ladder_fits[r][i].weights(beta)
+                out[i] += share * np.histogram(self.c1[r, :, i].ravel(), edges, weights=w)[0]
+        return out / np.diff(edges)
+
+
+def sample_induction_states(P: int, spec: InductionSpec, rng: np.random.Generator, *, betas, c_split: float,
+                            n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 5,
+                            n_prior: int = 400_000, n_test: int = 256, cache: bool = False) -> InductionStates:
+    """Replica exchange over ``betas`` restricted to ``c^(1) > c_split`` and, separately, to ``c^(1) <= c_split``.
+
+    P : int >= 1 sequences (one draw from ``rng``); betas : strictly increasing in ``[0, 1]`` from 0 to 1
+    (the free energies start at the prior rung, whose region masses are known); c_split : float in (0, 1);
+    every chain starts from a prior draw inside its region. The other arguments are those of
+    :func:`sample_induction_tempering`. The regions' free energies along the ladder give the posterior
+    mass of each (:meth:`InductionStates.copy_mass`) with no chain ever crossing between them.
+    """
+    P = check_int("P", P, 1)
+    spec = _check_spec(spec)
+    check_generator("rng", rng)
+    b = check_ladder(betas)
+    if b[0] != 0:
+        raise ValueError(f"betas must start at 0 (the prior rung), got {b[0]}")
+    c_split = check_positive("c_split", c_split)
+    if not c_split < 1:
+        raise ValueError(f"c_split must lie in (0, 1), got {c_split}")
+    n_chains, n_steps = check_int("n_chains", n_chains, 2), check_int("n_steps", n_steps, 1)
+    n_warmup, thin = check_int("n_warmup", n_warmup, 0), check_int("thin", thin, 1)
+    n_prior, n_test = check_int("n_prior", n_prior, 1000), check_int("n_test", n_test, 1)
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    data = induction_task(P, spec.L, spec.V, rng)
+    test = induction_task(n_test, spec.L, spec.V, rng)
+    seed = int(rng.integers(2**62))
+
+    def compute():
+        return _states(np.array([P]), spec, data, test, b, torch.Generator().manual_seed(seed), c_split, n_chains,
+                       n_steps, n_warmup, thin, n_prior)
+
+    if cache:
+        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "test": test.tokens, "seed": seed,
+                  "betas": b, "c_split": c_split, "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup,
+                  "thin": thin, "n_prior": n_prior}
+        out = cached(compute, params, name="induction_states")
+    else:
+        out = compute()
+    return InductionStates(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionStates)})
+
+
+def _states(P, spec, data, test, betas, generator, c_split, n_chains, n_steps, n_warmup, thin, n_prior):
+    g = spec.sigma_G * torch.randn(n_prior, spec.L, spec.L, generator=generator, dtype=torch.float64)
+    mass = float((layer1_copy_weight(attention(g, "softmax", causal=True)) > c_split).double().mean())
+    if not 0 < mass < 1:
+        raise ValueError(f"c_split = {c_split} leaves a region without prior draws; choose it inside the prior's range")
+    runs = []
+    for copying in (False, True):
+        region = (c_split, copying)
+        init = {"g": _prior_draws_in(region, n_chains, spec, generator)}
+        init.update({name: sd * torch.randn(n_chains, spec.V, spec.V, generator=generator, dtype=torch.float64)
+                     for name, sd in (("K", spec.sigma_K), ("W", spec.omega ** 0.5))})
+        # the chains as runs at n_chains copies of P: each starts from its own draw
+        runs.append(_temper(np.repeat(P, n_chains), spec, data, test, betas, generator, 1, n_steps, n_warmup, thin,
+                            1, init, region=region))
+    per_rung = {name: np.stack([r[key][..., 0, :] for r in runs]) for name, key in (("c1", "rung_c1"),
+                                                                                      ("u_data", "rung_u_data"))}
+    return {"P": P[0], "betas": betas, "c_split": c_split, "prior_mass": mass,
+            "prior_mass_se": (mass * (1 - mass) / n_prior) ** 0.5, **per_rung,
+            "accuracy": np.stack([r["accuracy"][:, 0] for r in runs]),
+            "accept_rate": np.stack([r["accept_rate"][..., 0] for r in runs]),
+            "swap_rate": np.stack([r["swap_rate"][..., 0] for r in runs])}
+
+
+def dip_ratio(density, edges, c_split: float):
+    """How deep the density of ``c^(1)`` dips between a state below and a state above ``c_split``.
+
+    density : ``(..., n_bins)`` on the bin ``edges`` ``(n_bins + 1,)``. The peaks are the highest bins on
+    each side of ``c_split``; the result is the lowest bin between them over the lower peak, ``(...)``:
+    1 when the density does not dip between them (one state, or a monotone slope), near 0 for two
+    separated states.
+    """
+    d = as_real_array("density", density)
+    e = as_real_array("edges", edges)
+    if e.ndim != 1 or d.shape[-1] != e.size - 1 or not (np.diff(e) > 0).all():
+        raise ValueError("edges must be increasing, with one more entry than density's last axis")
+    check_finite("density", d)
+    centre = (e[:-1] + e[1:]) / 2
+    below, above = centre <= c_split, centre > c_split
+    if not (below.any() and above.any()):
+        raise ValueError(f"c_split = {c_split} must lie inside the bins' range")
+    flat = d.reshape(-1, d.shape[-1])
+    out = np.empty(flat.shape[0])
+    for k, row in enumerate(flat):
+        i = int(np.flatnonzero(below)[np.argmax(row[below])])
+        j = int(np.flatnonzero(above)[np.argmax(row[above])])
+        low_peak = min(row[i], row[j])
+        if low_peak <= 0:
+            raise ValueError("density must be positive on both sides of c_split")
+        out[k] = row[i:j + 1].min() / low_peak
+    return out.reshape(d.shape[:-1])
+
+
+def level_crossing(P, y, level: float):
+    """Where ``y`` first reaches ``level`` from below, interpolated linearly in ``ln P``.
+
+    P : ``(n,)`` increasing sizes > 0; y : ``(n,)`` or ``(n, k)`` (one column per curve) starting below
+    ``level`` and reaching it. Returns a float, or ``(k,)``.
+    """
+    P, Y = _curves(P, y)
+    out = np.empty(Y.shape[1])
+    for k in range(Y.shape[1]):
+        above = Y[:, k] >= level
+        if above[0] or not above.any():
+            raise ValueError(f"y (column {k}) must start below level = {level} and reach it")
+        i = int(np.argmax(above))
+        t = (level - Y[i - 1, k]) / (Y[i, k] - Y[i - 1, k])
+        out[k] = np.exp(np.log(P[i - 1]) + t * (np.log(P[i]) - np.log(P[i - 1])))
+    return float(out[0]) if np.ndim(y) == 1 else out
+
+
+def _curves(P, y):
+    P = as_real_array("P", P)
+    if P.ndim != 1 or P.size < 2 or not (P > 0).all() or not (np.diff(P) > 0).all():
+        raise ValueError("P must be a 1-d increasing array of at least 2 sizes > 0")
+    y = as_real_array("y", y)
+    if y.ndim not in (1, 2) or y.shape[0] != P.size:
+        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k), got {y.shape}")
+    check_finite("y", y)
+    return P, y.reshape(P.size, -1)
 
 
 def onset(P, y):
@@ -405,14 +618,7 @@ def onset(P, y):
     P : ``(n,)`` increasing sizes > 0; y : ``(n,)`` or ``(n, k)`` (one column per curve, e.g. per seed)
     with ``y[-1] != y[0]``. Returns a float, or ``(k,)``.
     """
-    P = as_real_array("P", P)
-    if P.ndim != 1 or P.size < 2 or not (P > 0).all() or not (np.diff(P) > 0).all():
-        raise ValueError("P must be a 1-d increasing array of at least 2 sizes > 0")
-    y = as_real_array("y", y)
-    if y.ndim not in (1, 2) or y.shape[0] != P.size:
-        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k), got {y.shape}")
-    check_finite("y", y)
-    Y = y.reshape(P.size, -1)
+    P, Y = _curves(P, y)
     span = Y[-1] - Y[0]
     if (span == 0).any():
         raise ValueError("y must differ between the first and the last P (no rise to locate)")
@@ -422,4 +628,4 @@ def onset(P, y):
         i = int(np.argmax(u[:, k] >= 0.5))
         t = (0.5 - u[i - 1, k]) / (u[i, k] - u[i - 1, k])
         out[k] = np.exp(np.log(P[i - 1]) + t * (np.log(P[i]) - np.log(P[i - 1])))
-    return float(out[0]) if y.ndim == 1 else out
+    return float(out[0]) if np.ndim(y) == 1 else out

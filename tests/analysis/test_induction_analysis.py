@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from copylib.analysis import induction as ia
-from copylib.model.induction import InductionSpec, induction_task, layers_from_attention
+from copylib.model.induction import InductionSpec, induction_task, layer1_copy_weight, layers_from_attention
 from copylib.model.network import attention
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -84,3 +84,67 @@ def test_onset_interpolates_in_log_P():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
         call()
+
+
+STATES_SPEC = InductionSpec(L=4, V=3, sigma0_sq=0.25)
+
+
+@pytest.fixture(scope="module")
+def states():
+    return ia.sample_induction_states(60, STATES_SPEC, np.random.default_rng(3), betas=[0.0, 0.1, 0.4, 1.0],
+                                      c_split=0.5, n_chains=3, n_steps=60, n_warmup=30, thin=3, n_prior=20_000)
+
+
+def test_states_stay_in_their_region_and_have_the_documented_shapes(states):
+    assert states.c1.shape == states.u_data.shape == (2, 4, 3, 20)
+    assert (states.c1[0] <= 0.5).all() and (states.c1[1] > 0.5).all()
+    assert states.accept_rate.shape == (2, 4, 3) and states.swap_rate.shape == (2, 3, 3)
+
+
+def test_copy_mass_starts_at_the_prior_mass_and_is_a_probability(states):
+    m = states.copy_mass([0.0, 0.2, 1.0])
+    assert m.shape == (3, 3) and ((m > 0) & (m < 1)).all()
+    assert m[:, 0] == pytest.approx(np.full(3, float(states.prior_mass)))
+    # the prior mass of c1 > 1/2 from an independent estimate: mean over fresh prior draws
+    g = torch.randn(20_000, 4, 4, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    fresh = float((layer1_copy_weight(attention(g, "softmax", causal=True)) > 0.5).double().mean())
+    assert abs(fresh - states.prior_mass) < 4.5 * np.sqrt(2) * states.prior_mass_se
+
+
+def test_density_integrates_to_one_and_states_are_reproducible(states):
+    edges = np.linspace(0, 1, 11)
+    dens = states.c1_density(0.4, edges)
+    assert dens.shape == (3, 10) and dens.sum(1) * 0.1 == pytest.approx(np.ones(3))
+    again = ia.sample_induction_states(60, STATES_SPEC, np.random.default_rng(3), betas=[0.0, 0.1, 0.4, 1.0],
+                                       c_split=0.5, n_chains=3, n_steps=60, n_warmup=30, thin=3, n_prior=20_000)
+    assert np.array_equal(again.u_data, states.u_data) and np.array_equal(again.c1, states.c1)
+
+
+def test_dip_ratio_is_one_without_a_dip_and_small_between_separated_states():
+    edges = np.linspace(0, 1, 11)
+    c = (edges[:-1] + edges[1:]) / 2
+    one = np.exp(-(c - 0.4) ** 2 / 0.05)
+    two = np.exp(-(c - 0.15) ** 2 / 0.005) + np.exp(-(c - 0.85) ** 2 / 0.005)
+    assert ia.dip_ratio(one, edges, 0.5) == pytest.approx(1.0)
+    assert ia.dip_ratio(np.stack([two, one]), edges, 0.5)[0] < 0.01
+    with pytest.raises(ValueError, match="c_split"):
+        ia.dip_ratio(one, edges, 1.5)
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(betas=[0.1, 1.0], c_split=0.5), "betas"),
+    (dict(betas=[0.0, 1.0], c_split=1.0), "c_split"),
+    (dict(betas=[0.0, 1.0], c_split=0.5, n_chains=1), "n_chains"),
+])
+def test_states_bad_input_names_the_parameter(kw, name):
+    with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
+        ia.sample_induction_states(10, STATES_SPEC, np.random.default_rng(0), **kw)
+
+
+def test_level_crossing_interpolates_in_log_P_and_refuses_curves_that_never_cross():
+    P = np.array([10.0, 100.0, 1000.0])
+    assert ia.level_crossing(P, np.array([-1.0, 1.0, 3.0]), 0.0) == pytest.approx(np.sqrt(1000.0))
+    # the first crossing counts, even if the curve dips again
+    assert ia.level_crossing(P, np.array([[-1.0], [1.0], [-2.0]]), 0.0) == pytest.approx([np.sqrt(1000.0)])
+    with pytest.raises(ValueError, match="level"):
+        ia.level_crossing(P, np.array([-3.0, -2.0, -1.0]), 0.0)
