@@ -31,6 +31,7 @@ if "google.colab" in sys.modules and not os.path.exists("../_toc.yml"):  # not y
     if not os.path.exists("copyhead"):
         subprocess.run(["git", "clone", "--depth", "1", "{REPOSITORY}", "copyhead"], check=True)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", "copyhead"], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "pymbar"])  # not in Colab's image (induction)
     sys.path.insert(0, os.path.abspath("copyhead"))
     os.chdir("copyhead/book")'''
 
