@@ -208,7 +208,7 @@ Z_MISUSE_MATH = [
     re.compile(r"A_\\perp\s*=\s*R\s*\+\s*Z"),
     re.compile(NOT_NAME + r"R\s*\\mathbf\s*\{?\s*1|\\lVert\s*R\s*\\rVert"),  # R 1, |R|
 ]
-Z_PAGES = {"glossary"}  # the partition function
+Z_PAGES = {"glossary", "induction_head", "notation"}  # the partition function (induction: of a restricted rung)
 # letters that were borrowed for something else: m as a position (positions are l, j, k), c as a fit's intercept
 # or constant (c is the copy weight), g_1, g_2 as skewness and kurtosis (g are the logits), N(0, .) for the
 # normal law (\mathcal N), f_0 for position 1's output
