@@ -21,6 +21,7 @@ from copylib.theory import linear_marginal as lm
 from copylib.inference import langevin as sm
 from copylib.inference import map_training as tr
 from copylib.inference import tempering as pt
+from copylib.inference import free_energy as fe
 from copylib.posterior import targets as tg
 from props_helpers import (
     assert_finite,
@@ -89,6 +90,19 @@ def test_tempering_valid(K, n_runs, D, n_steps, seed):
     assert res.swap_rate.shape == (K - 1, n_runs) and ((0 <= res.swap_rate) & (res.swap_rate <= 1)).all()
     assert (res.round_trips >= 0).all() and np.array_equal(pt.check_ladder(betas), res.betas)
     assert_finite(res.samples["x"])
+
+
+@covers(fe.LadderFit, fe.ladder_log_partition, fe.ladder_weights)
+@budget(15)
+@given(K=st.integers(2, 4), n=st.integers(2, 20), seed=seeds)
+def test_ladder_fit_is_normalised_and_log_partition_decreases(K, n, seed):
+    # U_data >= 0, so Z(beta) = E_prior[exp(-beta U_data)] cannot grow with beta
+    u = np.random.default_rng(seed).exponential(size=(K, n))
+    betas = np.linspace(0, 1, K)
+    log_z = fe.ladder_log_partition(u, betas, np.linspace(0, 1, 7))
+    assert log_z[0] == pytest.approx(0.0, abs=1e-9) and (np.diff(log_z) <= 1e-9).all()
+    w = fe.ladder_weights(u, betas, 0.5)
+    assert w.shape == (K * n,) and w.sum() == pytest.approx(1.0) and (w >= 0).all()
 
 
 @covers(pt.check_ladder)

@@ -90,6 +90,38 @@ def test_tempering_sampler_gives_values_in_range(seed):
     assert ((0 <= s.c1) & (s.c1 <= 1)).all() and ((0 <= s.accuracy) & (s.accuracy <= 1)).all()
 
 
+@covers(ia.sample_induction_states, ia.InductionStates)
+@budget(2)
+@given(seed=st.integers(0, 2**16), c_split=st.floats(0.3, 0.7))
+def test_restricted_ladders_stay_in_their_regions_and_give_probabilities(seed, c_split):
+    s = ia.sample_induction_states(8, ind.InductionSpec(4, 3), np.random.default_rng(seed), betas=[0.0, 0.5, 1.0],
+                                   c_split=c_split, n_chains=2, n_steps=4, n_warmup=0, thin=1, n_prior=2000, n_test=4)
+    assert s.c1.shape == s.u_data.shape == (2, 3, 2, 4)
+    assert (s.c1[0] <= c_split).all() and (s.c1[1] > c_split).all() and (s.u_data >= 0).all()
+    m = s.copy_mass([0.0, 1.0])
+    assert m.shape == (2, 2) and ((0 < m) & (m < 1)).all()
+
+
+@covers(ia.dip_ratio)
+@budget(30)
+@given(d=st.lists(st.floats(0.01, 10), min_size=4, max_size=12), split=st.floats(0.2, 0.8))
+def test_dip_ratio_lies_in_0_1(d, split):
+    edges = np.linspace(0, 1, len(d) + 1)
+    centre = (edges[:-1] + edges[1:]) / 2
+    if (centre <= split).any() and (centre > split).any():
+        r = float(ia.dip_ratio(np.array(d), edges, split))
+        assert 0 < r <= 1
+
+
+@covers(ia.level_crossing)
+@budget(30)
+@given(cut=st.integers(1, 8), n=st.integers(9, 12), level=st.floats(-1, 1))
+def test_level_crossing_of_a_step_lies_in_the_step_interval(cut, n, level):
+    P = np.geomspace(1, 100, n)
+    y = np.where(np.arange(n) < cut, level - 1, level + 1)
+    assert P[cut - 1] <= ia.level_crossing(P, y, level) <= P[cut]
+
+
 @covers(explorers.induction_figure, explorers.induction_explorer)
 def test_induction_explorer_has_one_frame_per_P():
     import matplotlib.pyplot as plt
