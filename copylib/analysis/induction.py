@@ -73,6 +73,12 @@ def _check_P_values(P_values) -> np.ndarray:
     return P
 
 
+def _result(compute, params, name, cache, kind):
+    """``kind`` from ``compute()``, through the result cache (keyed by ``name`` and ``params``) if ``cache``."""
+    out = cached(compute, params, name=name) if cache else compute()
+    return kind(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(kind)})
+
+
 def _check_spec(spec) -> InductionSpec:
     if not isinstance(spec, InductionSpec):
         raise TypeError(f"spec must be an InductionSpec, got {type(spec).__name__}")
@@ -173,14 +179,10 @@ def induction_sweep(P_values, spec: InductionSpec, rng: np.random.Generator, *, 
         return _sweep(P, spec, datasets, test, torch.Generator().manual_seed(seed), n_steps, lr, lr_final,
                       init_scale, n_records)
 
-    if cache:
-        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": np.stack([d.tokens for d in datasets]),
-                  "test": test.tokens, "seed": seed, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
-                  "init_scale": init_scale, "n_records": n_records}
-        out = cached(compute, params, name="induction_sweep")
-    else:
-        out = compute()
-    return InductionSweep(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionSweep)})
+    params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": np.stack([d.tokens for d in datasets]),
+              "test": test.tokens, "seed": seed, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
+              "init_scale": init_scale, "n_records": n_records}
+    return _result(compute, params, "induction_sweep", cache, InductionSweep)
 
 
 @dataclass
@@ -221,13 +223,9 @@ def sample_induction_posterior(P_values, spec: InductionSpec, rng: np.random.Gen
     def compute():
         return _sample(P, spec, data, torch.Generator().manual_seed(seed), n_chains, n_steps, n_warmup, thin, init)
 
-    if cache:
-        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "seed": seed, "init": init,
-                  "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup, "thin": thin}
-        out = cached(compute, params, name="induction_posterior")
-    else:
-        out = compute()
-    return InductionSampling(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionSampling)})
+    params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "seed": seed, "init": init,
+              "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup, "thin": thin}
+    return _result(compute, params, "induction_posterior", cache, InductionSampling)
 
 
 def _check_init(init, n_P, spec):
@@ -331,14 +329,10 @@ def sample_induction_tempering(P_values, spec: InductionSpec, rng: np.random.Gen
         return _temper(P, spec, data, test, b, torch.Generator().manual_seed(seed), n_chains, n_steps, n_warmup,
                        thin, swap_every, init)
 
-    if cache:
-        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "test": test.tokens, "seed": seed,
-                  "betas": b, "init": init, "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup,
-                  "thin": thin, "swap_every": swap_every}
-        out = cached(compute, params, name="induction_tempering")
-    else:
-        out = compute()
-    return InductionTempering(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionTempering)})
+    params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "test": test.tokens, "seed": seed,
+              "betas": b, "init": init, "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup,
+              "thin": thin, "swap_every": swap_every}
+    return _result(compute, params, "induction_tempering", cache, InductionTempering)
 
 
 def _distinct_counts(data: InductionData, P):
@@ -521,14 +515,10 @@ def sample_induction_states(P: int, spec: InductionSpec, rng: np.random.Generato
         return _states(np.array([P]), spec, data, test, b, torch.Generator().manual_seed(seed), c_split, n_chains,
                        n_steps, n_warmup, thin, n_prior)
 
-    if cache:
-        params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "test": test.tokens, "seed": seed,
-                  "betas": b, "c_split": c_split, "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup,
-                  "thin": thin, "n_prior": n_prior}
-        out = cached(compute, params, name="induction_states")
-    else:
-        out = compute()
-    return InductionStates(**{f.name: np.asarray(out[f.name]) for f in dataclasses.fields(InductionStates)})
+    params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "test": test.tokens, "seed": seed,
+              "betas": b, "c_split": c_split, "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup,
+              "thin": thin, "n_prior": n_prior}
+    return _result(compute, params, "induction_states", cache, InductionStates)
 
 
 def _states(P, spec, data, test, betas, generator, c_split, n_chains, n_steps, n_warmup, thin, n_prior):
