@@ -34,7 +34,7 @@ from ..model.induction import (InductionData, InductionSpec, induction_accuracy,
 from ..model.network import attention
 
 __all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
-           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio", "level_crossing", "onset"]
+           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio", "onset"]
 
 
 @dataclass
@@ -573,25 +573,12 @@ def dip_ratio(density, edges, c_split: float):
     return out.reshape(d.shape[:-1])
 
 
-def level_crossing(P, y, level: float):
-    """Where ``y`` first reaches ``level`` from below, interpolated linearly in ``ln P``.
+def onset(P, y):
+    """Where ``y`` first reaches half way between its first and last value, interpolated in ``ln P``.
 
-    P : ``(n,)`` increasing sizes > 0; y : ``(n,)`` or ``(n, k)`` (one column per curve) starting below
-    ``level`` and reaching it. Returns a float, or ``(k,)``.
+    P : ``(n,)`` increasing sizes > 0; y : ``(n,)`` or ``(n, k)`` (one column per curve, e.g. per seed)
+    with ``y[-1] != y[0]``. Returns a float, or ``(k,)``.
     """
-    P, Y = _curves(P, y)
-    out = np.empty(Y.shape[1])
-    for k in range(Y.shape[1]):
-        above = Y[:, k] >= level
-        if above[0] or not above.any():
-            raise ValueError(f"y (column {k}) must start below level = {level} and reach it")
-        i = int(np.argmax(above))
-        t = (level - Y[i - 1, k]) / (Y[i, k] - Y[i - 1, k])
-        out[k] = np.exp(np.log(P[i - 1]) + t * (np.log(P[i]) - np.log(P[i - 1])))
-    return float(out[0]) if np.ndim(y) == 1 else out
-
-
-def _curves(P, y):
     P = as_real_array("P", P)
     if P.ndim != 1 or P.size < 2 or not (P > 0).all() or not (np.diff(P) > 0).all():
         raise ValueError("P must be a 1-d increasing array of at least 2 sizes > 0")
@@ -599,16 +586,7 @@ def _curves(P, y):
     if y.ndim not in (1, 2) or y.shape[0] != P.size:
         raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k), got {y.shape}")
     check_finite("y", y)
-    return P, y.reshape(P.size, -1)
-
-
-def onset(P, y):
-    """Where ``y`` first reaches half way between its first and last value, interpolated in ``ln P``.
-
-    P : ``(n,)`` increasing sizes > 0; y : ``(n,)`` or ``(n, k)`` (one column per curve, e.g. per seed)
-    with ``y[-1] != y[0]``. Returns a float, or ``(k,)``.
-    """
-    P, Y = _curves(P, y)
+    Y = y.reshape(P.size, -1)
     span = Y[-1] - Y[0]
     if (span == 0).any():
         raise ValueError("y must differ between the first and the last P (no rise to locate)")
@@ -618,4 +596,4 @@ def onset(P, y):
         i = int(np.argmax(u[:, k] >= 0.5))
         t = (0.5 - u[i - 1, k]) / (u[i, k] - u[i - 1, k])
         out[k] = np.exp(np.log(P[i - 1]) + t * (np.log(P[i]) - np.log(P[i - 1])))
-    return float(out[0]) if np.ndim(y) == 1 else out
+    return float(out[0]) if y.ndim == 1 else out

@@ -28,13 +28,13 @@ from .tempering import check_ladder
 __all__ = ["LadderFit", "ladder_log_partition", "ladder_weights"]
 
 
-def _check(u_data, betas, at):
+def _check_draws(u_data, betas):
     b = check_ladder(betas)
     u = as_real_array("u_data", u_data)
     if u.ndim != 2 or u.shape[0] != b.size or u.shape[1] < 2:
         raise ValueError(f"u_data must have shape (K, n_kept) = ({b.size}, n >= 2), one row per rung, got {u.shape}")
     check_finite("u_data", u)
-    return u, b, _check_at(at)
+    return u, b
 
 
 def _check_at(at):
@@ -64,7 +64,7 @@ class LadderFit:
     """
 
     def __init__(self, u_data, betas):
-        u, b, _ = _check(u_data, betas, 0.0)
+        u, b = _check_draws(u_data, betas)
         K, n = u.shape
         self.betas, self.u = b, u.ravel()
         reduced = b[:, None] * self.u[None, :]

@@ -140,11 +140,3 @@ def test_states_bad_input_names_the_parameter(kw, name):
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
         ia.sample_induction_states(10, STATES_SPEC, np.random.default_rng(0), **kw)
 
-
-def test_level_crossing_interpolates_in_log_P_and_refuses_curves_that_never_cross():
-    P = np.array([10.0, 100.0, 1000.0])
-    assert ia.level_crossing(P, np.array([-1.0, 1.0, 3.0]), 0.0) == pytest.approx(np.sqrt(1000.0))
-    # the first crossing counts, even if the curve dips again
-    assert ia.level_crossing(P, np.array([[-1.0], [1.0], [-2.0]]), 0.0) == pytest.approx([np.sqrt(1000.0)])
-    with pytest.raises(ValueError, match="level"):
-        ia.level_crossing(P, np.array([-3.0, -2.0, -1.0]), 0.0)

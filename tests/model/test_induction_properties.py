@@ -113,15 +113,6 @@ def test_dip_ratio_lies_in_0_1(d, split):
         assert 0 < r <= 1
 
 
-@covers(ia.level_crossing)
-@budget(30)
-@given(cut=st.integers(1, 8), n=st.integers(9, 12), level=st.floats(-1, 1))
-def test_level_crossing_of_a_step_lies_in_the_step_interval(cut, n, level):
-    P = np.geomspace(1, 100, n)
-    y = np.where(np.arange(n) < cut, level - 1, level + 1)
-    assert P[cut - 1] <= ia.level_crossing(P, y, level) <= P[cut]
-
-
 @covers(explorers.induction_figure, explorers.induction_explorer)
 def test_induction_explorer_has_one_frame_per_P():
     import matplotlib.pyplot as plt
