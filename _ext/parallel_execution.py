@@ -1,0 +1,132 @@
+"""Sphinx extension: execute the chapters side by side before Sphinx reads them.
+
+myst-nb executes a notebook when Sphinx reads it, one after the other, and the
+chapters are single-threaded Python: on an n-core machine n - 1 cores idle
+through the build. This extension runs when Sphinx has decided which documents
+to read (``env-before-read-docs``): it empties the build's jupyter cache, executes
+every notebook among them in a pool of worker processes (one kernel each, the
+chapter's own directory as working directory, as myst-nb would) and stores each
+executed notebook in that cache. myst-nb, in ``cache`` mode, then reads every
+chapter's outputs from the cache instead of executing it again.
+
+Every build still executes every chapter it reads: the cache is emptied first, so
+an entry from an earlier build (keyed on the notebook's code only, blind to a
+change in copylib) is never used. A chapter that fails in the pool is not
+cached; myst-nb then executes it once more itself and fails the build with the
+usual traceback.
+
+Configuration (``sphinx: config:`` in ``_config.yml``):
+
+* ``copyhead_execute_last``: docnames executed after all the others, by myst-nb
+  itself (the validation report reads the check records the chapters write);
+* ``copyhead_execution_jobs``: the number of workers; 0 (the default) takes the
+  environment variable ``COPYHEAD_BUILD_JOBS`` if set, else the number of CPUs
+  this process may use. 1 turns the pool off.
+
+The pool starts the longest chapters first (by number of code cells, a proxy
+known before anything runs), so the last one to finish is a short one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from sphinx.errors import ConfigError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+JOBS_VARIABLE = "COPYHEAD_BUILD_JOBS"
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def jobs(configured: int) -> int:
+    """The number of worker processes: ``configured``, else the environment, else the CPUs."""
+    if configured < 0:
+        raise ConfigError(f"copyhead_execution_jobs must be >= 0 (0: automatic), got {configured}")
+    if configured:
+        return configured
+    value = os.environ.get(JOBS_VARIABLE, "").strip()
+    if not value:
+        return len(os.sched_getaffinity(0))
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{JOBS_VARIABLE} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _execute(notebook, cwd: str, timeout, allow_errors: bool):
+    """Worker: execute one notebook; its outputs, run time and error text (``None`` if it ran)."""
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    # One thread per kernel (unless set): the pool already fills the cores, and idle
+    # OpenMP threads of one kernel spinning on a core another kernel needs slow both.
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+
+    result = single_nb_execution(notebook, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
+                                 meta_override=True)
+    return result.nb, result.time, result.exc_string if result.err is not None else None
+
+
+def _notebooks(app, env, docnames):
+    """(docname, path, notebook) of every document to read that myst-nb treats as a notebook."""
+    from myst_nb.core.read import create_nb_reader
+
+    found = []
+    for docname in docnames:
+        path = Path(env.doc2path(docname))
+        text = path.read_text(encoding="utf-8")
+        reader = create_nb_reader(str(path), env.myst_config, env.mystnb_config, text)
+        if reader is not None:
+            found.append((docname, path, reader.read(text)))
+    return found
+
+
+def _code_cells(notebook) -> int:
+    return sum(cell.cell_type == "code" for cell in notebook.cells)
+
+
+def execute_in_parallel(app, env, docnames: list[str]) -> None:
+    config = env.mystnb_config
+    n_jobs = jobs(app.config.copyhead_execution_jobs)
+    if config.execution_mode != "cache" or n_jobs < 2 or not docnames:
+        return
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(config.execution_cache_path)
+    cache.clear_cache()
+    last = set(app.config.copyhead_execute_last)
+    todo = [item for item in _notebooks(app, env, docnames) if item[0] not in last]
+    todo.sort(key=lambda item: _code_cells(item[2]), reverse=True)
+    if not todo:
+        return
+    logger.info(f"executing {len(todo)} notebooks in {n_jobs} processes")
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_execute, notebook, str(path.parent), config.execution_timeout,
+                               config.execution_allow_errors): (docname, path)
+                   for docname, path, notebook in todo}
+        for future in as_completed(futures):
+            docname, path = futures[future]
+            executed, seconds, error = future.result()
+            if error is not None:
+                last_line = error.strip().splitlines()[-1] if error.strip() else "?"
+                logger.info(f"{docname}: failed in the pool after {seconds:.0f} s ({last_line}); "
+                            "myst-nb executes it again and reports the error")
+                continue
+            cache.cache_notebook_bundle(CacheBundleIn(executed, str(path),
+                                                      data={"execution_seconds": seconds}),
+                                        check_validity=False, overwrite=True)
+            logger.info(f"{docname}: executed in {seconds:.0f} s")
+    logger.info(f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s")
+
+
+def setup(app):
+    app.add_config_value("copyhead_execute_last", [], "env", types=[list])
+    app.add_config_value("copyhead_execution_jobs", 0, "env", types=[int])
+    app.connect("env-before-read-docs", execute_in_parallel)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
