@@ -1,10 +1,24 @@
-"""Benchmark: execution time of every chapter, against the 5-minute budget of a clean build.
+"""Benchmark: the book build against its budgets, and the execution time of every chapter.
 
 Run from the repository root::
 
+    python benchmarks/bench_build.py --builds --baseline ca660fc   # whole builds against the budgets
     python benchmarks/bench_build.py                     # every executed chapter of _toc.yml, once
     python benchmarks/bench_build.py --baseline HEAD~3   # side by side with an older revision
     python benchmarks/bench_build.py --full-build        # also a clean `jupyter-book build`
+
+``--builds`` times whole ``jupyter-book build . -W -n --keep-going`` runs, each
+into a fresh output folder: a clean build (the result cache empty) and a rebuild
+(the result cache filled by that clean build), and with ``--baseline REV`` a clean
+build of that revision first, in the same run. It checks the budgets: a clean
+build within 4 minutes and within 0.67x the baseline's clean build, a rebuild
+within 90 s (the absolute figures are for the 2-core machine where ca660fc's clean
+build took 360 s; machines of one kind differ by up to 2.5x, hence the ratio).
+The exit status is 1 when a budget is missed.
+
+Without ``--builds`` the chapters are timed one by one (the book build runs them
+side by side, see ``_ext/parallel_execution.py``; the serial times say where the
+time goes):
 
 Each chapter is executed the way the book build (myst-nb) executes it: read with jupytext, run by nbclient in a fresh ``python3`` kernel
 with the chapter's directory as working directory. The kernel imports
@@ -53,7 +67,10 @@ import yaml
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-BUDGET = 300.0  # seconds: the whole book, clean build, default sizes
+BUDGET = 300.0  # seconds: the sum of the chapters' serial times, default sizes
+CLEAN_BUDGET = 240.0  # seconds: clean build, result cache empty
+REBUILD_BUDGET = 90.0  # seconds: build with the result cache filled
+CLEAN_RATIO = 0.67  # clean build against the baseline's, same machine, same run
 CELL_TIMEOUT = 600
 
 
@@ -145,6 +162,66 @@ def export_revision(rev: str, dest: Path) -> Path:
     return dest
 
 
+def export_tree(rev: str, dest: Path) -> Path:
+    """The whole tree of git revision ``rev`` under ``dest`` (a build needs its config and extensions)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    dest.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def time_build(root: Path, out: Path, cache_dir: Path) -> tuple[float, int, str]:
+    """A ``jupyter-book build -W -n --keep-going`` of ``root`` into ``out`` with the result cache in
+    ``cache_dir``: wall time, exit code and the log's tail."""
+    env = dict(os.environ, PYTHONPATH=str(root), COPYHEAD_CACHE_DIR=str(cache_dir),
+               COPYHEAD_CHECKS_DIR=str(out / "checks"))
+    env.pop("COPYHEAD_CACHE", None)
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root),
+           "--path-output", str(out), "-W", "-n", "--keep-going"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    return time.perf_counter() - t0, proc.returncode, (proc.stdout + proc.stderr)[-3000:]
+
+
+def build_verdicts(clean: float, rebuild: float, baseline_clean: float | None) -> list[tuple[str, bool]]:
+    """Each budget as (line, met): clean and rebuild absolute, and clean against the baseline if timed."""
+    lines = [(f"clean build {clean:.0f} s / {CLEAN_BUDGET:.0f} s = {clean / CLEAN_BUDGET:.2f}",
+              clean <= CLEAN_BUDGET),
+             (f"rebuild (result cache filled) {rebuild:.0f} s / {REBUILD_BUDGET:.0f} s = "
+              f"{rebuild / REBUILD_BUDGET:.2f}", rebuild <= REBUILD_BUDGET)]
+    if baseline_clean is not None:
+        ratio = clean / baseline_clean
+        lines.append((f"clean build / baseline's = {clean:.0f} s / {baseline_clean:.0f} s = {ratio:.2f} "
+                      f"(budget {CLEAN_RATIO})", ratio <= CLEAN_RATIO))
+    return lines
+
+
+def run_builds(baseline: str | None, tmp: Path) -> int:
+    """``--builds``: clean build of the baseline (if any), clean build and rebuild of this checkout."""
+    print(f"bench_build --builds: {os.cpu_count()} CPUs, start: {load()}", flush=True)
+    baseline_clean = None
+    if baseline:
+        root = export_tree(baseline, tmp / "baseline")
+        baseline_clean, code, log = time_build(root, tmp / "baseline_out", tmp / "baseline_cache")
+        print(f"  baseline {baseline} clean build: {baseline_clean:.1f} s (exit {code}; {load()})", flush=True)
+        if code:
+            print(log)
+    timed = []
+    for name in ("clean", "rebuild"):
+        wall, code, log = time_build(ROOT, tmp / f"{name}_out", tmp / "cache")
+        print(f"  {name} build: {wall:.1f} s (exit {code}; {load()})", flush=True)
+        if code:
+            print(log)
+            return 1
+        timed.append(wall)
+    met = True
+    for line, ok in build_verdicts(timed[0], timed[1], baseline_clean):
+        print(f"{line}  {'PASS' if ok else 'FAIL'}")
+        met &= ok
+    print(f"end: {load()}")
+    return 0 if met else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chapters", nargs="*", help="chapter stems to run (default: all of _toc.yml)")
@@ -153,7 +230,15 @@ def main() -> int:
     parser.add_argument("--warm", action="store_true", help="also time a second run with the cache filled")
     parser.add_argument("--cells", type=int, default=0, metavar="N", help="print the N slowest cells per chapter")
     parser.add_argument("--full-build", action="store_true", help="also time a clean jupyter-book build")
+    parser.add_argument("--builds", action="store_true",
+                        help="time whole builds (clean, rebuild; --baseline: its clean build) against the budgets")
     args = parser.parse_args()
+    if args.builds:
+        tmp = Path(tempfile.mkdtemp(prefix="bench_build_"))
+        try:
+            return run_builds(args.baseline, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     chapters = toc_chapters(ROOT)
     if args.chapters:

@@ -7,7 +7,9 @@
   counterexamples: ``HYPOTHESIS_PROFILE=explore pytest tests -k properties``.
 * ``book_build``: one clean book build per test session (exit code, log, folder);
   ``built_site``: its ``_build/html``, failing if the build failed. The build is
-  the session's only execution of the chapters.
+  the session's only execution of the chapters. It starts in the background as
+  soon as the tests are collected, and the tests that use it run last: the
+  library tests (one core) and the Binder test (mostly downloads) run meanwhile.
 * ``one_thread``: torch on one intra-op thread for a module of tiny tensors
   (``pytestmark = pytest.mark.usefixtures("one_thread")``).
 """
@@ -75,6 +77,53 @@ class BookBuild:
         return build_failure_report(self.returncode, self.log)
 
 
+def _uses_build(item) -> bool:
+    return "book_build" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The tests on the book build last (stable otherwise), so the others run while it builds."""
+    items.sort(key=_uses_build)
+
+
+class _BackgroundBuild:
+    """The session's book build, started when collection ends if a collected test needs it."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.log_path = out / "build.log"
+        env = dict(os.environ, COPYHEAD_CHECKS_DIR=str(out / "checks"))
+        # The interpreter running the tests, so the build sees the same environment.
+        cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(ROOT),
+               "--path-output", str(out), "-W", "-n", "--keep-going"]
+        with self.log_path.open("w") as log:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def result(self) -> BookBuild:
+        returncode = self.proc.wait()
+        return BookBuild(returncode, self.log_path.read_text(errors="replace"), self.out / "_build")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:  # the session ended early (interrupted, -x)
+            self.proc.kill()
+            self.proc.wait()
+
+
+_BUILD: list[_BackgroundBuild] = []
+
+
+def pytest_collection_finish(session):
+    if os.environ.get("COPYHEAD_SITE") or not any(_uses_build(item) for item in session.items):
+        return
+    # pytest's own temporary-directory factory (the fixture is not available in a hook).
+    _BUILD.append(_BackgroundBuild(session.config._tmp_path_factory.mktemp("site")))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for build in _BUILD:
+        build.stop()
+
+
 @pytest.fixture(scope="session")
 def book_build(tmp_path_factory) -> BookBuild:
     """One clean ``jupyter-book build . -W -n --keep-going`` per test session.
@@ -90,13 +139,9 @@ def book_build(tmp_path_factory) -> BookBuild:
         if not (html / "index.html").is_file():
             pytest.fail(f"COPYHEAD_SITE={given} is not a built site (no index.html)")
         return BookBuild(0, "", html.parent)
-    out = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, COPYHEAD_CHECKS_DIR=str(out / "checks"))
-    # The interpreter running the tests, so the build sees the same environment.
-    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(ROOT),
-           "--path-output", str(out), "-W", "-n", "--keep-going"]
-    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    return BookBuild(run.returncode, run.stdout + run.stderr, out / "_build")
+    if not _BUILD:  # collection did not see a test needing it (e.g. a fixture requested dynamically)
+        _BUILD.append(_BackgroundBuild(tmp_path_factory.mktemp("site")))
+    return _BUILD[0].result()
 
 
 @pytest.fixture(scope="session")

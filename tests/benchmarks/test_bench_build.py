@@ -32,3 +32,15 @@ def test_cache_dir_replaces_the_switch_and_is_restored_after_an_error(clean_env,
         assert "COPYHEAD_CACHE" not in os.environ  # the default (on) applies inside
         raise RuntimeError("a chapter failed")
     assert "COPYHEAD_CACHE_DIR" not in os.environ and os.environ["COPYHEAD_CACHE"] == "on"
+
+
+def test_build_verdicts_pass_and_fail_on_each_budget():
+    lines = bb.build_verdicts(bb.CLEAN_BUDGET, bb.REBUILD_BUDGET, bb.CLEAN_BUDGET / bb.CLEAN_RATIO)
+    assert [ok for _, ok in lines] == [True, True, True]  # each on its boundary
+    lines = bb.build_verdicts(bb.CLEAN_BUDGET + 1, bb.REBUILD_BUDGET + 1, bb.CLEAN_BUDGET)
+    assert [ok for _, ok in lines] == [False, False, False]
+    assert "1.00" in lines[2][0]  # the ratio is printed
+
+
+def test_build_verdicts_without_baseline_has_no_ratio():
+    assert len(bb.build_verdicts(1.0, 1.0, None)) == 2

@@ -40,8 +40,8 @@ pytestmark = pytest.mark.binder
 ROOT = Path(__file__).resolve().parents[2]
 BASE = Path(__file__).with_name("binder-base.txt")
 # The quickest chapter that uses the whole stack (torch, numpy, scipy, matplotlib and an
-# ipywidgets explorer): about 13 s in the Reproducing page's run-time table. The intro is
-# quicker (8 s) but its one code cell only imports copylib.
+# ipywidgets explorer): about 70 s in the README's run-time table. The intro is
+# quicker (10 s) but its one code cell only imports copylib.
 CHAPTER = "book/copy_task.md"
 # binder/requirements.txt names PyTorch's CPU index, which this machine and CI cannot reach:
 # pip would retry it for every package. Without it, torch==2.13.0+cpu resolves from the
@@ -49,7 +49,7 @@ CHAPTER = "book/copy_task.md"
 PYTORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 PIP_TIMEOUT = 1800  # s; a clean build takes 2-3 minutes, most of it downloads
 SERVER_TIMEOUT = 120  # s for JupyterLab to answer; it takes a few seconds
-CELL_TIMEOUT = 900  # s per cell; the whole chapter takes ~13 s, margin for a loaded 2-core machine
+CELL_TIMEOUT = 900  # s per cell; the whole chapter takes ~70 s, margin for a loaded 2-core machine
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
