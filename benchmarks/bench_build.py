@@ -209,7 +209,7 @@ def run_builds(baseline: str | None, tmp: Path) -> int:
     timed = []
     for name in ("clean", "rebuild"):
         wall, code, log = time_build(ROOT, tmp / f"{name}_out", tmp / "cache")
-        print(f"  {name} build: {wall:.1f} s (exit {code}; {load()})", flush=True)
+        print(f"  {name}: {wall:.1f} s (exit {code}; {load()})", flush=True)
         if code:
             print(log)
             return 1
