@@ -104,6 +104,7 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
     todo.sort(key=lambda item: _code_cells(item[2]), reverse=True)
     if not todo:
         return
+    sources = {docname: notebook for docname, _, notebook in todo}
     logger.info(f"executing {len(todo)} notebooks in {n_jobs} processes")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -121,12 +122,36 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
             cache.cache_notebook_bundle(CacheBundleIn(executed, str(path),
                                                       data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
+            app.copyhead_pooled[docname] = sources[docname]
             logger.info(f"{docname}: executed in {seconds:.0f} s")
     logger.info(f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s")
 
 
+def write_executed(app, env):
+    """Rewrite ``jupyter_execute/<docname>.ipynb`` of every pooled chapter with its outputs.
+
+    myst-nb 1.x writes the notebook it read, not the one it merged the cached
+    outputs into, so in ``cache`` mode that file would have no outputs; in
+    ``force`` mode it is the executed notebook, which is what this restores.
+    """
+    if not app.copyhead_pooled:
+        return
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache = get_cache(env.mystnb_config.execution_cache_path)
+    folder = Path(env.mystnb_config.output_folder)
+    for docname, notebook in app.copyhead_pooled.items():
+        _, merged = cache.merge_match_into_notebook(notebook)
+        target = folder.joinpath(*docname.split("/")).with_suffix(".ipynb")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(nbformat.writes(merged), encoding="utf-8")
+
+
 def setup(app):
+    app.copyhead_pooled = {}  # docname -> the notebook as read, for the chapters executed in the pool
     app.add_config_value("copyhead_execute_last", [], "env", types=[list])
     app.add_config_value("copyhead_execution_jobs", 0, "env", types=[int])
     app.connect("env-before-read-docs", execute_in_parallel)
+    app.connect("env-updated", write_executed)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
