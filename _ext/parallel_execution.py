@@ -9,9 +9,15 @@ chapter's own directory as working directory, as myst-nb would) and stores each
 executed notebook in that cache. myst-nb, in ``cache`` mode, then reads every
 chapter's outputs from the cache instead of executing it again.
 
-Every build still executes every chapter it reads: the cache is emptied first, so
-an entry from an earlier build (keyed on the notebook's code only, blind to a
-change in copylib) is never used. A chapter that fails in the pool is not
+The jupyter cache is emptied first because its key is the notebook's code only,
+blind to a change in copylib. Instead, each executed chapter is kept in copylib's
+result cache (:mod:`copylib.cache`), keyed on the chapter file's bytes (prose
+included: its check records carry that digest), copylib's source, the numpy and
+torch versions and ``COPYHEAD_SCALE``, together with the check records it wrote.
+A later build of the same chapter with the same library takes the executed
+notebook and restores its records instead of running it again; any change to the
+chapter or to copylib runs it afresh, and ``COPYHEAD_CACHE=off`` turns this off
+with the rest of the result cache. A chapter that fails in the pool is not
 cached; myst-nb then executes it once more itself and fails the build with the
 usual traceback.
 
@@ -21,7 +27,7 @@ Configuration (``sphinx: config:`` in ``_config.yml``):
   itself (the validation report reads the check records the chapters write);
 * ``copyhead_execution_jobs``: the number of workers; 0 (the default) takes the
   environment variable ``COPYHEAD_BUILD_JOBS`` if set, else the number of CPUs
-  this process may use. 1 turns the pool off.
+  this process may use.
 
 The pool starts the longest chapters first (by number of code cells, a proxy
 known before anything runs), so the last one to finish is a short one.
@@ -57,21 +63,66 @@ def jobs(configured: int) -> int:
     return int(value)
 
 
-def _execute(notebook, cwd: str, timeout, allow_errors: bool):
-    """Worker: execute one notebook; its outputs, run time and error text (``None`` if it ran)."""
+class _Failed(Exception):
+    """A chapter that raised: its error text and run time (nothing is cached)."""
+
+    def __init__(self, text: str, seconds: float):
+        super().__init__(text)
+        self.text, self.seconds = text, seconds
+
+
+def chapter_key(source: bytes) -> dict:
+    """What an executed chapter depends on besides copylib's source and the numpy and torch
+    versions (which :func:`copylib.cache.cache_key` adds): its file's bytes and the scale."""
+    import hashlib
+
+    from copylib.config import scale
+
+    return {"source_sha256": hashlib.sha256(source).hexdigest(), "scale": scale()}
+
+
+def _execute(notebook, path: str, timeout, allow_errors: bool):
+    """Worker: one chapter, executed or taken from the result cache.
+
+    Returns the executed notebook, its run time (that of the execution it comes
+    from), the error text (``None`` if it ran) and whether it came from the cache.
+    """
+    import nbformat
+    import numpy as np
     from jupyter_cache.executors.utils import single_nb_execution
+
+    from copylib.cache import cached, write_atomic
+    from copylib.checks import records_dir
 
     # One thread per kernel (unless set): the pool already fills the cores, and idle
     # OpenMP threads of one kernel spinning on a core another kernel needs slow both.
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, "1")
+    source = Path(path)
+    records = records_dir(source.parent) / f"{source.stem}.json"
+    ran = []
 
-    result = single_nb_execution(notebook, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
-                                 meta_override=True)
-    return result.nb, result.time, result.exc_string if result.err is not None else None
+    def run():
+        result = single_nb_execution(notebook, cwd=str(source.parent), timeout=timeout,
+                                     allow_errors=allow_errors, meta_override=True)
+        if result.err is not None:
+            raise _Failed(result.exc_string or repr(result.err), result.time)
+        ran.append(True)
+        checks = records.read_bytes() if records.is_file() else b""
+        return {"notebook": np.frombuffer(nbformat.writes(result.nb).encode(), dtype=np.uint8),
+                "checks": np.frombuffer(checks, dtype=np.uint8), "seconds": result.time}
+
+    try:
+        arrays = cached(run, chapter_key(source.read_bytes()), name="chapter." + source.stem)
+    except _Failed as failed:
+        return None, failed.seconds, failed.text, False
+    if not ran and arrays["checks"].size:
+        write_atomic(records, arrays["checks"].tobytes())
+    executed = nbformat.reads(arrays["notebook"].tobytes().decode(), as_version=nbformat.NO_CONVERT)
+    return executed, float(arrays["seconds"]), None, not ran
 
 
-def _notebooks(app, env, docnames):
+def _notebooks(env, docnames):
     """(docname, path, notebook) of every document to read that myst-nb treats as a notebook."""
     from myst_nb.core.read import create_nb_reader
 
@@ -92,7 +143,7 @@ def _code_cells(notebook) -> int:
 def execute_in_parallel(app, env, docnames: list[str]) -> None:
     config = env.mystnb_config
     n_jobs = jobs(app.config.copyhead_execution_jobs)
-    if config.execution_mode != "cache" or n_jobs < 2 or not docnames:
+    if config.execution_mode != "cache" or not docnames:
         return
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -100,7 +151,7 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
     cache = get_cache(config.execution_cache_path)
     cache.clear_cache()
     last = set(app.config.copyhead_execute_last)
-    todo = [item for item in _notebooks(app, env, docnames) if item[0] not in last]
+    todo = [item for item in _notebooks(env, docnames) if item[0] not in last]
     todo.sort(key=lambda item: _code_cells(item[2]), reverse=True)
     if not todo:
         return
@@ -108,12 +159,12 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
     logger.info(f"executing {len(todo)} notebooks in {n_jobs} processes")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_execute, notebook, str(path.parent), config.execution_timeout,
+        futures = {pool.submit(_execute, notebook, str(path), config.execution_timeout,
                                config.execution_allow_errors): (docname, path)
                    for docname, path, notebook in todo}
         for future in as_completed(futures):
             docname, path = futures[future]
-            executed, seconds, error = future.result()
+            executed, seconds, error, from_cache = future.result()
             if error is not None:
                 last_line = error.strip().splitlines()[-1] if error.strip() else "?"
                 logger.info(f"{docname}: failed in the pool after {seconds:.0f} s ({last_line}); "
@@ -123,7 +174,8 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
                                                       data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
             app.copyhead_pooled[docname] = sources[docname]
-            logger.info(f"{docname}: executed in {seconds:.0f} s")
+            logger.info(f"{docname}: " + (f"from the result cache (executed in {seconds:.0f} s)" if from_cache
+                                          else f"executed in {seconds:.0f} s"))
     logger.info(f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s")
 
 
