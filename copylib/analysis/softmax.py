@@ -13,8 +13,8 @@ transition, the chapter starts runs in each basin:
 * :func:`sample_two_starts` -- MALA on the collapsed posterior of many data sets,
   two chains per data set (one at uniform attention, one planted in the copy
   state), with the copy weight and ``alpha_1`` of every draw;
-* :func:`p3_from_hopping` -- where the copy share of chains that hop between
-  the basins crosses one half;
+* :func:`p3_from_shares`, :func:`p3_from_hopping` -- where the copy share (given,
+  or of chains that hop between the basins) crosses one half;
 * :func:`uniform_copy_attention` -- the copy pattern with a given copy weight in every row;
 * :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error
   (leave one chain, or one group of chains sharing a data set, out).
@@ -40,7 +40,7 @@ from ..posterior.order_parameters import copy_attention
 from ..model.network import ModelSpec, attention, attention_logits, check_spec
 from ..model.task import shift_matrix
 
-__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "sample_two_starts", "p3_from_hopping",
+__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "sample_two_starts", "p3_from_shares", "p3_from_hopping",
            "uniform_copy_attention", "basin_mean"]
 
 
@@ -164,14 +164,32 @@ def sample_two_starts(P_values, spec: ModelSpec, n_data: int, n_steps: int, *, n
     return out, {P: (c[i], a1[i], out.energy.reshape(shape)[i]) for i, P in enumerate(P_values)}
 
 
+def p3_from_shares(P_values, shares) -> float:
+    """``P`` where the copy share ``p`` crosses one half, from the shares at the increasing ``P_values``.
+
+    The log-odds ``ln p/(1-p)`` (the free-energy difference of the two sides) is
+    interpolated linearly in ``P`` between the sizes where both sides carry mass
+    (``0 < p < 1``); ``nan`` if it does not change sign there. The same estimate
+    made from a theory's shares at the same sizes is that theory's counterpart: the
+    interpolation's own bias (where the log-odds curve) is then common to both.
+    """
+    P_values, p = as_real_array("P_values", P_values), as_real_array("shares", shares)
+    if P_values.ndim != 1 or p.shape != P_values.shape:
+        raise ValueError(f"shares must hold one value per P, got shape {p.shape} for {P_values.size} P values")
+    if not ((p >= 0) & (p <= 1)).all():
+        raise ValueError("shares must lie in [0, 1]")
+    ok = (p > 0) & (p < 1)
+    if ok.sum() < 2:
+        return float("nan")
+    return interpolate_crossing(P_values[ok], np.log(p[ok] / (1 - p[ok])))
+
+
 def p3_from_hopping(c_by_P, P_values, threshold: float) -> float:
-    """``P`` where the pooled copy share ``p = Pr(c >= threshold)`` crosses one half.
+    """``P`` where the pooled copy share ``p = Pr(c >= threshold)`` crosses one half
+    (:func:`p3_from_shares`).
 
     ``c_by_P``: one array of draws of the copy weight per sample size (any shape,
-    all draws pooled), for the increasing ``P_values``. The log-odds
-    ``ln p/(1-p)`` (the free-energy difference of the two sides) is
-    interpolated linearly in ``P`` between the sizes where both sides are
-    visited (``0 < p < 1``); ``nan`` if it does not change sign there.
+    all draws pooled), for the increasing ``P_values``.
     """
     P_values = as_real_array("P_values", P_values)
     if P_values.ndim != 1 or len(c_by_P) != P_values.size:
@@ -180,11 +198,7 @@ def p3_from_hopping(c_by_P, P_values, threshold: float) -> float:
     if threshold.ndim:
         raise ValueError(f"threshold must be a single number, got shape {threshold.shape}")
     check_finite("threshold", threshold)
-    p = np.array([(as_real_array("c_by_P", c) >= threshold).mean() for c in c_by_P])
-    ok = (p > 0) & (p < 1)
-    if ok.sum() < 2:
-        return float("nan")
-    return interpolate_crossing(P_values[ok], np.log(p[ok] / (1 - p[ok])))
+    return p3_from_shares(P_values, [(as_real_array("c_by_P", c) >= threshold).mean() for c in c_by_P])
 
 
 def uniform_copy_attention(c_row, L: int) -> np.ndarray:

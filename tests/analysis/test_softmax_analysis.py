@@ -108,6 +108,17 @@ def test_p3_from_hopping_interpolates_the_log_odds():
         sx.p3_from_hopping(c_by_P, [1, 2], 0.5)
 
 
+def test_p3_from_shares_has_the_interpolation_bias_of_curved_log_odds():
+    # log-odds (P - 15) + (P - 15)^2 / 10: the crossing is at 15, but the chord between
+    # P = 10 and 20 (log-odds -2.5 and 7.5) crosses at 12.5 - the estimator's own bias,
+    # which a theory's shares at the same sizes share exactly
+    P = np.array([10.0, 20.0])
+    log_odds = (P - 15) + (P - 15) ** 2 / 10
+    shares = 1 / (1 + np.exp(-log_odds))
+    assert sx.p3_from_shares(P, shares) == pytest.approx(12.5, rel=1e-12)
+    assert np.isnan(sx.p3_from_shares([1.0, 2.0], [0.0, 1.0]))
+
+
 def test_uniform_copy_attention_has_the_copy_weight_in_every_row():
     L = 8
     A = sx.uniform_copy_attention(0.3, L)

@@ -866,6 +866,21 @@ def test_p3_from_hopping_nan_or_inside_the_range(shares, n):
         sx.p3_from_hopping(c_by_P, P, [0.1, 0.2])
 
 
+@covers(sx.p3_from_shares)
+@budget(30)
+@given(shares=st.lists(st.floats(0, 1), min_size=2, max_size=6), n=st.integers(1, 50))
+def test_p3_from_shares_is_the_hopping_estimate_of_the_same_shares(shares, n):
+    P = np.arange(1.0, len(shares) + 1) * 100
+    counts = [round(f * n) for f in shares]
+    c_by_P = [np.r_[np.ones(k), np.zeros(n - k)] for k in counts]
+    out = sx.p3_from_shares(P, [k / n for k in counts])
+    assert out == sx.p3_from_hopping(c_by_P, P, 0.5) or (math.isnan(out) and math.isnan(sx.p3_from_hopping(c_by_P, P, 0.5)))
+    with raises_naming("shares"):
+        sx.p3_from_shares(P, np.r_[shares[:-1], 1.5])
+    with raises_naming("shares"):
+        sx.p3_from_shares(P, shares[:-1])
+
+
 @covers(sx.uniform_copy_attention)
 @budget(30)
 @given(c=st.floats(1e-6, 1 - 1e-6), L=st.integers(2, 64))
