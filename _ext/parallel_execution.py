@@ -117,6 +117,7 @@ def _execute(notebook, path: str, timeout, allow_errors: bool):
     except _Failed as failed:
         return None, failed.seconds, failed.text, False
     if not ran and arrays["checks"].size:
+        records.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(records, arrays["checks"].tobytes())
     executed = nbformat.reads(arrays["notebook"].tobytes().decode(), as_version=nbformat.NO_CONVERT)
     return executed, float(arrays["seconds"]), None, not ran

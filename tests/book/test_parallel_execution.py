@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -66,7 +67,7 @@ def test_second_build_takes_chapter_and_records_from_cache(book):
     assert nb.cells[0].outputs[0]["text"].strip() == "ran"
     record = book / "checks" / "tiny.json"
     assert json.loads(record.read_text()) == {"checks": [1]}
-    record.unlink()  # a fresh build folder has no records
+    shutil.rmtree(record.parent)  # a fresh build folder has no records folder
     nb2, seconds2, error2, from_cache2 = _run(path)
     assert error2 is None and from_cache2 and seconds2 == pytest.approx(seconds)
     assert nb2.cells[0].outputs == nb.cells[0].outputs
