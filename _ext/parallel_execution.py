@@ -157,7 +157,7 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
     if not todo:
         return
     sources = {docname: notebook for docname, _, notebook in todo}
-    logger.info(f"executing {len(todo)} notebooks in {n_jobs} processes")
+    logger.info(f"executing {len(todo)} notebooks in {n_jobs} processes (or taking them from the result cache)")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(_execute, notebook, str(path), config.execution_timeout,
@@ -177,7 +177,7 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
             app.copyhead_pooled[docname] = sources[docname]
             logger.info(f"{docname}: " + (f"from the result cache (executed in {seconds:.0f} s)" if from_cache
                                           else f"executed in {seconds:.0f} s"))
-    logger.info(f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s")
+    logger.info(f"{len(todo)} notebooks done in {time.perf_counter() - start:.0f} s")
 
 
 def write_executed(app, env):
