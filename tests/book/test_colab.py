@@ -13,6 +13,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import jupytext
@@ -59,6 +60,11 @@ def colab(tmp_path_factory) -> dict:
     # System site-packages: numpy, torch and copylib's build backend, as Colab has its own.
     # No pip of its own: ensurepip's old setuptools would shadow the one that builds copylib.
     _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", tmp / "venv"])
+    # When the tests run in a venv, "system" is the base interpreter, not this environment: put this
+    # environment's packages first (a .pth in the venv's own site-packages is read before the base's).
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    venv_site = Path(_run([tmp / "venv" / "bin" / "python", "-c", purelib]).strip())
+    (venv_site / "_host_environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(GIT_CONFIG_GLOBAL=str(gitconfig), GIT_CONFIG_NOSYSTEM="1", PIP_NO_INDEX="1",
                PIP_NO_BUILD_ISOLATION="0", PYTHONPATH=str(tmp / "fake"))  # "0": pip's inverted no-* options
