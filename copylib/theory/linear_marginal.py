@@ -24,7 +24,6 @@ import numpy as np
 from ..arguments import check_int, check_positive
 from ..model.network import ModelSpec, check_spec
 from .linear import action_minimum, hessian_at_origin, reduced_action
-from .plugin_loss import plugin_loss
 
 __all__ = ["IntegratedMoments", "integrated_moments", "PluginMoments", "plugin_posterior_moments", "PluginMarginal",
            "plugin_posterior_marginal", "PluginSwitch", "plugin_posterior_switch"]
@@ -128,12 +127,42 @@ class PluginMoments:
     edge_mass: float
 
 
+def _weights(grids: dict, k: _Scales, eps: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """``exp(-(S - min S))`` of the plug-in action on the 4-d tensor grid ``(m, q, ln r2_row, ln r2_rest)``,
+    and ``1 / (alpha_1 + eps)`` there (the posterior mean of the loss needs it).
+
+    Only ``alpha_1 = m^2 + (L-1) q^2 + r2_row + r2_rest`` couples all four coordinates; every
+    other term of ``S`` is built on the (at most 3-d) grid of the coordinates it depends on and
+    added once, so the 4-d grid sees a handful of passes.
+    """
+    L, V = k.L, k.V
+    n_a, n_b = L - 1, L * L - L - 1
+    m, q = grids["m"], grids["q"]
+    ra, rb = np.exp(grids["row"]), np.exp(grids["rest"])
+    g1 = m[:, None] + (L - 1) * q[None, :]
+    a1 = ((m * m)[:, None] + (L - 1) * (q * q)[None, :] + eps)[:, :, None, None] + (ra[:, None] + rb[None, :])
+    S = np.log(a1)
+    S *= V * (V - 1) / 2
+    inv_a1 = np.reciprocal(a1, out=a1)
+    S -= inv_a1 * (c * (V - 1) * g1 * g1)[:, :, None, None]
+    a2 = L * ((m * m)[:, None] + ra[None, :]) + eps  # alpha_2 + eps on (m, row)
+    # every term in nats; the shell Jacobian r2^{n/2-1} d r2 = r2^{n/2} d ln r2
+    S_m_row = (V / 2 * np.log(a2) - c * (L * m[:, None]) ** 2 / a2 + (m * m / (2 * k.s_p2))[:, None]
+               + (ra / (2 * k.s_c2) - n_a / 2 * grids["row"])[None, :])
+    S_q = (L - 1) * q * q / (2 * k.s_c2)
+    S += S_m_row[:, None, :, None] + S_q[None, :, None, None]
+    S += rb / (2 * k.s_c2) - n_b / 2 * grids["rest"]
+    np.subtract(S.min(), S, out=S)
+    return np.exp(S, out=S), inv_a1
+
+
 def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, edge_tol) -> dict:
     """The adapted 4-d quadrature of :func:`plugin_posterior_moments` (validates its arguments).
 
     Returns a dict with the normalised weights ``w`` on the tensor grid (``m >= 0`` half-space,
-    trapezoid end weight at ``m = 0``), the 1-d ``grids``, the broadcast coordinate arrays and
-    invariants, ``eps``, ``edge_mass``, the shell dimensions ``n_a, n_b`` and the constants ``k``.
+    trapezoid end weight at ``m = 0``), their sum ``w3`` over ``ln r2_rest``, the 1-d marginals ``margs``,
+    ``inv_a1 = 1 / (alpha_1 + eps)`` on the grid, the 1-d ``grids``, ``eps``, ``edge_mass``, the shell
+    dimensions ``n_a, n_b`` and the constants ``k``.
     """
     spec = check_spec(spec, kind="linear", theory="copylib.theory.linear_marginal",
                       cyclic_because="the order-parameter reduction assumes the cyclic task")
@@ -162,21 +191,13 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
            "rest": [y_b - 10 * sd_b, y_b + 6 * sd_b]}
     for _ in range(max_regrid + 1):
         grids = {n: np.linspace(*box[n], counts[n]) for n in names}
-        M, Q = grids["m"][:, None, None, None], grids["q"][None, :, None, None]
-        ra, rb = np.exp(grids["row"])[None, None, :, None], np.exp(grids["rest"])[None, None, None, :]
-        a1 = M * M + (L - 1) * Q * Q + ra + rb + eps
-        a2 = L * (M * M + ra) + eps
-        g1, g2 = M + (L - 1) * Q, L * M
-        # every term in nats; the shell Jacobian r2^{n/2-1} d r2 = r2^{n/2} d ln r2
-        S = (V * (V - 1) / 2 * np.log(a1) + V / 2 * np.log(a2)
-             - c * ((V - 1) * g1 * g1 / a1 + g2 * g2 / a2)
-             + M * M / (2 * k.s_p2) + (L - 1) * Q * Q / (2 * k.s_c2)
-             + (ra + rb) / (2 * k.s_c2) - n_a / 2 * np.log(ra) - n_b / 2 * np.log(rb))
-        w = np.exp(-(S - S.min()))
+        w, inv_a1 = _weights(grids, k, eps, c)
         if box["m"][0] == 0.0:
             w[0] *= 0.5  # trapezoid end weight at m = 0, the mirror point of the symmetric full grid
         w /= w.sum()
-        margs = {n: w.sum(axis=tuple(a for a in range(4) if a != i)) for i, n in enumerate(names)}
+        w3 = w.sum(axis=3)  # (m, q, row): the other marginals from it, not from the 4-d grid again
+        margs = {"m": w3.sum(axis=(1, 2)), "q": w3.sum(axis=(0, 2)), "row": w3.sum(axis=(0, 1)),
+                 "rest": np.einsum("ijkl->l", w)}
         ends = [margs[n][-1] for n in names] + [margs[n][0] for n in names if not (n == "m" and box["m"][0] == 0.0)]
         edge_mass = max(ends)
         changed = False
@@ -202,8 +223,8 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
     else:
         raise ArithmeticError(f"plugin_posterior_moments: the grid did not settle on the posterior at P = {P} "
                               f"within {max_regrid} changes (edge mass {edge_mass:.2g})")
-    return dict(P=P, w=w, grids=grids, M=M, Q=Q, ra=ra, rb=rb, a1=a1, a2=a2, g1=g1, g2=g2, eps=eps,
-                edge_mass=float(edge_mass), n_a=n_a, n_b=n_b, k=k, box=box)
+    return dict(P=P, w=w, w3=w3, margs=margs, inv_a1=inv_a1, grids=grids, eps=eps, edge_mass=float(edge_mass),
+                n_a=n_a, n_b=n_b, k=k, box=box)
 
 
 def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 41, n_row: int = 32,
@@ -265,23 +286,40 @@ def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 4
     """
     g = _plugin_grid(P, spec, n_m=n_m, n_q=n_q, n_row=n_row, n_rest=n_rest, m_max=m_max, q_max=q_max,
                      max_regrid=max_regrid, edge_tol=edge_tol)
-    P, w, M, Q, ra, rb, a1, a2, g1, g2, eps, edge_mass = (g[n] for n in ("P", "w", "M", "Q", "ra", "rb", "a1", "a2",
-                                                                         "g1", "g2", "eps", "edge_mass"))
-    n_a, n_b, k = g["n_a"], g["n_b"], g["k"]
-    Mb = np.broadcast_to(M, w.shape)
-    m2 = float((w * Mb**2).sum())
-    m4 = float((w * Mb**4).sum())
+    P, w, w3, margs, grids, eps, k = (g[n] for n in ("P", "w", "w3", "margs", "grids", "eps", "k"))
+    L, V = k.L, k.V
+    m, q, ra = grids["m"], grids["q"], np.exp(grids["row"])
+    m2 = float(margs["m"] @ m**2)
+    m4 = float(margs["m"] @ m**4)
     # q sign m: on the half-space m >= 0 the sign is +1, except at m = 0 where it is 0
-    sign = np.broadcast_to(np.sign(M), w.shape)
-    q_mean = float((w * Q * sign).sum())
-    loss = float((w * plugin_loss(a1 - eps, a2 - eps, g1, g2, P, spec)).sum())
+    q_mean = float(np.sign(m) @ w3.sum(axis=2) @ q)
     return PluginMoments(
-        P=P, rms_m=float(np.sqrt(m2)), abs_m=float((w * Mb).sum()), q=q_mean, var_m=m2,
-        var_q=max(float((w * np.broadcast_to(Q, w.shape) ** 2).sum()) - q_mean**2, 0.0), loss=loss,
-        binder=1 - m4 / (3 * m2**2),
-        rho_row=float((w * ra).sum() / (n_a * k.s_c2)), rho_rest=float((w * rb).sum() / (n_b * k.s_c2)),
-        edge_mass=float(edge_mass),
+        P=P, rms_m=float(np.sqrt(m2)), abs_m=float(margs["m"] @ m), q=q_mean, var_m=m2,
+        var_q=max(float(margs["q"] @ q**2) - q_mean**2, 0.0), loss=_posterior_loss(g), binder=1 - m4 / (3 * m2**2),
+        rho_row=float(margs["row"] @ ra / (g["n_a"] * k.s_c2)),
+        rho_rest=float(margs["rest"] @ np.exp(grids["rest"]) / (g["n_b"] * k.s_c2)),
+        edge_mass=float(g["edge_mass"]),
     )
+
+
+def _posterior_loss(g: dict) -> float:
+    """The posterior mean of :func:`copylib.theory.plugin_loss.plugin_loss` on the grid of :func:`_plugin_grid`.
+
+    With ``a = alpha + eps`` each of its two readout terms is ``alpha w^2 - 2 gamma w = -gamma^2 (1/a + eps/a^2)``
+    at ``w = gamma / a``: on ``1^perp`` with ``(alpha_1, gamma_1)``, which needs the 4-d grid, and on ``1``
+    with ``(alpha_2, gamma_2)``, a function of ``(m, r2_row)`` alone.
+    """
+    w, w3, grids, eps, k = g["w"], g["w3"], g["grids"], g["eps"], g["k"]
+    L, V = k.L, k.V
+    m, q = grids["m"], grids["q"]
+    inv_a1 = g["inv_a1"]
+    g1_sq = (m[:, None] + (L - 1) * q[None, :]) ** 2
+    w_inv = w * inv_a1
+    perp = (g1_sq * (w_inv.sum(axis=(2, 3)) + eps * np.einsum("ijkl,ijkl->ij", w_inv, inv_a1))).sum()
+    inv_a2 = 1 / (L * ((m * m)[:, None] + np.exp(grids["row"])[None, :]) + eps)
+    one = ((L * m[:, None]) ** 2 * (inv_a2 + eps * inv_a2**2) * w3.sum(axis=1)).sum()
+    n_T = L  # the cyclic task (checked in _plugin_grid)
+    return float(n_T / L - ((V - 1) * perp + one) / (L * V))
 
 
 @dataclass(frozen=True)
@@ -341,13 +379,13 @@ def plugin_posterior_marginal(P, spec: ModelSpec, coordinate: str = "Q", *, n_m:
         raise ValueError(f"coordinate must be 'Q' or 'm', got {coordinate!r}")
     g = _plugin_grid(P, spec, n_m=n_m, n_q=n_q, n_row=n_row, n_rest=n_rest, m_max=m_max, q_max=q_max,
                      max_regrid=max_regrid, edge_tol=edge_tol)
-    w, L = g["w"], g["k"].L
+    L = g["k"].L
     if coordinate == "Q":
         x = (L - 1) * g["grids"]["q"]
-        mass = w.sum(axis=(0, 2, 3))
+        mass = g["margs"]["q"]
     else:
         x = g["grids"]["m"]
-        mass = w.sum(axis=(1, 2, 3))
+        mass = g["margs"]["m"]
     dx = x[1] - x[0]
     density = mass / (mass.sum() * dx)
     if coordinate == "m" and x[0] == 0.0:

@@ -58,6 +58,50 @@ def test_plugin_posterior_moments_grid_converged(P):
     assert a.edge_mass < 1e-7
 
 
+def _direct_moments(P, spec, grids):
+    """The plug-in posterior's moments on given grids, every term of the action and of the loss
+    evaluated on the whole 4-d grid from its definition (the reference for the factored sums)."""
+    from copylib.theory.plugin_loss import plugin_loss
+
+    L, V = spec.L, spec.V
+    s_p2, s_c2 = spec.sigma_b**2 + spec.sigma_G**2 / L**2, spec.sigma_G**2 / L**2
+    n_a, n_b = L - 1, L * L - L - 1
+    eps, c = V * spec.kappa / P, P / (2 * spec.sigma_sq * V)
+    M, Q = grids["m"][:, None, None, None], grids["q"][None, :, None, None]
+    ra, rb = np.exp(grids["row"])[None, None, :, None], np.exp(grids["rest"])[None, None, None, :]
+    alpha_1, alpha_2 = M * M + (L - 1) * Q * Q + ra + rb, L * (M * M + ra)
+    gamma_1, gamma_2 = M + (L - 1) * Q, L * M
+    S = (V * (V - 1) / 2 * np.log(alpha_1 + eps) + V / 2 * np.log(alpha_2 + eps)
+         - c * ((V - 1) * gamma_1**2 / (alpha_1 + eps) + gamma_2**2 / (alpha_2 + eps))
+         + M * M / (2 * s_p2) + (L - 1) * Q * Q / (2 * s_c2) + (ra + rb) / (2 * s_c2)
+         - n_a / 2 * np.log(ra) - n_b / 2 * np.log(rb))
+    w = np.exp(-(S - S.min()))
+    if grids["m"][0] == 0.0:
+        w[0] *= 0.5
+    w /= w.sum()
+    shape = w.shape
+    mean = lambda x: float((w * np.broadcast_to(x, shape)).sum())  # noqa: E731
+    q = mean(Q * np.sign(M))
+    return dict(var_m=mean(M**2), abs_m=mean(M), q=q, var_q=mean(Q**2) - q * q, m4=mean(M**4),
+                loss=mean(plugin_loss(alpha_1, alpha_2, gamma_1, gamma_2, P, spec)),
+                rho_row=mean(ra) / (n_a * s_c2), rho_rest=mean(rb) / (n_b * s_c2))
+
+
+@pytest.mark.parametrize("L, V, P", [(8, 3, 5.0), (32, 4, 17.0), (32, 4, 1000.0), (128, 4, 300.0)])
+def test_plugin_posterior_moments_equal_the_direct_quadrature_on_the_same_grid(L, V, P):
+    # the moments are sums over lower-dimensional marginals and the action is built term by term on
+    # the grid of the coordinates each depends on: the same numbers up to rounding (float64)
+    from copylib.theory.linear_marginal import _plugin_grid
+
+    spec = ModelSpec(L=L, V=V, kind="linear")
+    kw = dict(n_m=121, n_q=41, n_row=32, n_rest=24, m_max=4.0, q_max=None, max_regrid=16, edge_tol=1e-7)
+    ref = _direct_moments(P, spec, _plugin_grid(P, spec, **kw)["grids"])
+    got = plugin_posterior_moments(P, spec)
+    for name in ("var_m", "abs_m", "q", "var_q", "loss", "rho_row", "rho_rest"):
+        assert getattr(got, name) == pytest.approx(ref[name], rel=1e-9, abs=1e-14), name
+    assert got.binder == pytest.approx(1 - ref["m4"] / (3 * ref["var_m"] ** 2), rel=1e-9, abs=1e-12)
+
+
 def test_plugin_posterior_moments_without_data_is_the_prior():
     # P -> 0: eps = V kappa / P -> inf, the data action vanishes; m ~ N(0, s_p^2), shells at their prior means
     spec = ModelSpec(L=8, V=3, kind="linear")
