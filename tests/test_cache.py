@@ -242,7 +242,9 @@ def test_concurrent_writers_of_one_key_all_end_with_a_valid_entry(tmp_path, same
     """Four processes compute the same key at once (with equal results, as a deterministic
     experiment gives, or with different ones): each gets its own complete result, and
     the entry left behind is valid and equals one of them; no temporary file remains."""
-    ctx = multiprocessing.get_context("spawn")
+    # fork: the writers start at once instead of each importing copylib and torch anew (~3 s each with
+    # spawn); they only use numpy and files, so the parent's torch threads do not matter to them
+    ctx = multiprocessing.get_context("fork")
     n = 4
     barrier, queue = ctx.Barrier(n), ctx.Queue()
     values = [1.0] * n if same_result else [1.0 + i for i in range(n)]
