@@ -21,8 +21,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def open_offline(browser, url: str, base: str, viewport: dict):
-    """``(page, refused)``: ``url`` opened with every request outside ``base`` refused and listed in ``refused``."""
+def open_offline(browser, url: str, base: str, viewport: dict, wait_until: str = "load"):
+    """``(page, refused)``: ``url`` opened with every request outside ``base`` refused and listed in ``refused``
+    (``wait_until``: as Playwright's ``page.goto``; ``"commit"`` returns while the page goes on loading)."""
     page = browser.new_page(viewport=viewport)
     refused: list[str] = []
 
@@ -34,5 +35,5 @@ def open_offline(browser, url: str, base: str, viewport: dict):
             r.abort()
 
     page.route("**/*", route)
-    page.goto(url, wait_until="load")
+    page.goto(url, wait_until=wait_until)
     return page, refused

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-
-from browser_helpers import NEEDS_CHROMIUM, open_offline
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM, open_offline
 from copylib.frames import EXPLORER_CLASS, FRAME_CLASS, LABEL_CLASS, LIVE_ONLY_CLASS
 
 pytestmark = NEEDS_CHROMIUM
@@ -92,37 +93,62 @@ def _assert_label_matches(label: str, values: dict):
 
 
 def test_every_control_of_every_explorer_moves_its_frame(built_site, site_url, browser):
-    pages = explorer_pages(built_site)
+    pages = [path.relative_to(built_site).as_posix() for path in explorer_pages(built_site)]
     assert pages, "no page of the site has an explorer"
-    problems, moved = [], 0
-    for path in pages:
-        rel = path.relative_to(built_site).as_posix()
-        page = _open(browser, f"{site_url}/{rel}", site_url)
-        live = page.locator(f".{LIVE_ONLY_CLASS}")
-        if any(live.nth(i).is_visible() for i in range(live.count())):
-            problems.append(f"{rel}: controls that need a kernel are visible")
-        explorers = page.locator(f".{EXPLORER_CLASS}")
-        for k in range(explorers.count()):
-            explorer = explorers.nth(k)
-            explorer.scroll_into_view_if_needed()
-            label, _ = _shown(explorer)
-            _assert_label_matches(label, _control_values(explorer))
-            n_controls = explorer.locator(CONTROLS).count()
-            # Two passes: each control goes to both ends, first max then min, then the other way round,
-            # so an inner control is also tried in the last child of its outer stack.
-            for ends in (("max", "min"), ("min", "max")):
-                for c in range(n_controls):
-                    control = explorer.locator(CONTROLS).nth(c)
-                    if not control.is_visible():
-                        continue  # a copy of a control in a hidden child of a stack
-                    for end in ends:
-                        problems += _move_and_check(page, explorer, control, end, f"{rel}, explorer {k}")
-                        moved += 1
-        if page.refused:
-            problems.append(f"{rel}: requests to other hosts: {sorted(set(page.refused))}")
-        page.close()
+    # The pages are independent: as many at once as there are cores, each worker thread with its own
+    # Playwright and Chromium (Playwright's sync API is one instance per thread; the fixture's
+    # ``browser`` belongs to this thread and is not shared with the workers).
+    n = min(len(os.sched_getaffinity(0)), len(pages))
+    with ThreadPoolExecutor(n) as pool:
+        results = list(pool.map(lambda part: _explore_pages(part, site_url), [pages[i::n] for i in range(n)]))
+    problems = [p for found, _ in results for p in found]
+    moved = sum(m for _, m in results)
     assert moved >= 2 * len(pages), f"only {moved} control moves on {len(pages)} pages"
     assert not problems, "\n".join(problems)
+
+
+def _explore_pages(rels: list[str], site_url: str) -> tuple[list[str], int]:
+    """Every control of every explorer on the pages ``rels`` moved: (problems, number of moves)."""
+    from playwright.sync_api import sync_playwright
+
+    problems, moved = [], 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for rel in rels:
+            page = _open(browser, f"{site_url}/{rel}", site_url)
+            found, n = _explore_page(page, rel)
+            problems += found
+            moved += n
+            page.close()
+        browser.close()
+    return problems, moved
+
+
+def _explore_page(page, rel: str) -> tuple[list[str], int]:
+    problems, moved = [], 0
+    live = page.locator(f".{LIVE_ONLY_CLASS}")
+    if any(live.nth(i).is_visible() for i in range(live.count())):
+        problems.append(f"{rel}: controls that need a kernel are visible")
+    explorers = page.locator(f".{EXPLORER_CLASS}")
+    for k in range(explorers.count()):
+        explorer = explorers.nth(k)
+        explorer.scroll_into_view_if_needed()
+        label, _ = _shown(explorer)
+        _assert_label_matches(label, _control_values(explorer))
+        n_controls = explorer.locator(CONTROLS).count()
+        # Two passes: each control goes to both ends, first max then min, then the other way round,
+        # so an inner control is also tried in the last child of its outer stack.
+        for ends in (("max", "min"), ("min", "max")):
+            for c in range(n_controls):
+                control = explorer.locator(CONTROLS).nth(c)
+                if not control.is_visible():
+                    continue  # a copy of a control in a hidden child of a stack
+                for end in ends:
+                    problems += _move_and_check(page, explorer, control, end, f"{rel}, explorer {k}")
+                    moved += 1
+    if page.refused:
+        problems.append(f"{rel}: requests to other hosts: {sorted(set(page.refused))}")
+    return problems, moved
 
 
 def _move_and_check(page, explorer, control, end: str, where: str) -> list[str]:

@@ -28,6 +28,8 @@ VIEWPORT = {"width": 1280, "height": 1600}
 # Sub-pixel rounding: widths are compared after the browser rounds them to whole pixels.
 SLACK_PX = 1
 SOURCE_CHARS = 80
+# Pages loading at once: typesetting is the browser's CPU work, so a few more than the cores keep them busy.
+PAGES_AT_ONCE = 4
 REDIRECT = re.compile(r'\s*<meta http-equiv="Refresh"', re.I)
 # Raw TeX that a reader could see: a TeX command (\frac, \widehat, ...), TeX's math delimiters
 # \( \) \[ \] \{ \}, $$, or a $...$ span that starts with neither a blank nor a digit (so
@@ -97,25 +99,28 @@ def pages(html: Path) -> list[Path]:
 def typeset_pages(built_site, site_url, browser):
     """``{page: (too wide equations, visible text, refused requests, cut outputs)}`` for every page, after MathJax."""
     seen = {}
-    for path in pages(built_site):
-        rel = path.relative_to(built_site).as_posix()
-        page, refused = _open(browser, f"{site_url}/{rel}", site_url)
-        seen[rel] = (page.evaluate(TOO_WIDE_JS, SLACK_PX), page.evaluate(VISIBLE_TEXT_JS), refused,
-                     page.evaluate(CUT_OUTPUT_JS, SLACK_PX))
-        page.close()
+    rels = [path.relative_to(built_site).as_posix() for path in pages(built_site)]
+    # a few pages load at once (each in its own renderer process) while the first is measured
+    for start in range(0, len(rels), PAGES_AT_ONCE):
+        batch = [(rel, *open_offline(browser, f"{site_url}/{rel}", site_url, VIEWPORT, wait_until="commit"))
+                 for rel in rels[start:start + PAGES_AT_ONCE]]
+        for rel, page, refused in batch:
+            _typeset(page)
+            seen[rel] = (page.evaluate(TOO_WIDE_JS, SLACK_PX), page.evaluate(VISIBLE_TEXT_JS), refused,
+                         page.evaluate(CUT_OUTPUT_JS, SLACK_PX))
+            page.close()
     return seen
 
 
-def _open(browser, url: str, base: str):
-    """The page at ``url`` once MathJax (if the page loads it) has typeset it; requests elsewhere refused."""
-    page, refused = open_offline(browser, url, base, VIEWPORT)
+def _typeset(page) -> None:
+    """Wait until ``page`` has loaded and MathJax (if the page loads it) has typeset it."""
+    page.wait_for_load_state("load")
     # Sphinx loads MathJax only on pages with math.
     if page.locator('script[src*="mathjax"]').count():
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
                                timeout=60_000)
         page.evaluate("() => MathJax.startup.promise")
         page.evaluate("() => document.fonts.ready")  # widths are final once the fonts are in
-    return page, refused
 
 
 def test_pages_were_measured(typeset_pages):
