@@ -93,7 +93,9 @@ def binder(tmp_path_factory):
     _run([sys.executable, "-m", "venv", venv], "python -m venv", env=_env())
     python = venv / "bin" / "python"
     # The user's own pip cache (HOME unchanged here), so a second run downloads nothing new.
-    _run([python, "-m", "pip", "install", "-q", "-r", BASE, "-r", local],
+    # --no-compile: Python compiles what the kernel imports when it imports it; pip would compile
+    # every module of every package, most of which (much of torch) the chapter never imports
+    _run([python, "-m", "pip", "install", "-q", "--no-compile", "-r", BASE, "-r", local],
          "building the Binder environment (pip needs PyPI; this test does not skip without it)",
          env=_env(), timeout=PIP_TIMEOUT)
     cache = _run([python, "-m", "pip", "cache", "dir"], "pip cache dir", env=_env()).strip()
