@@ -36,7 +36,7 @@ from ..posterior.order_parameters import order_parameters
 from ..posterior.targets import JointPosterior
 from ..theory.linear import action_minimum
 
-__all__ = ["GroupSummary", "chain_group_summary", "onset_from_squares", "MapSweepSets", "map_sweep_datasets",
+__all__ = ["GroupSummary", "chain_group_summary", "excess_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets",
            "QuenchedMap", "map_sweep_quenched", "by_data_set", "by_chain", "diagnostics_per_group", "diagnostics_table",
            "diagnostics_arrays", "z_scores", "map_predictions", "posterior_copy_share"]
 
@@ -340,6 +340,24 @@ def z_scores(summary: GroupSummary, moments) -> tuple:
     t_m = np.array([t.rms_m for t in moments])
     t_q = np.array([t.q for t in moments])
     return (summary.rms_m - t_m) / summary.rms_m_se, (summary.q - t_q) / summary.q_se
+
+
+def excess_z(sampled, se, theory, allowance: float) -> np.ndarray:
+    """``max(|sampled - theory| - allowance |theory|, 0) / se``: the difference beyond a relative
+    model-error allowance, in standard errors (``0`` inside the allowance; ``|z|`` for ``allowance = 0``).
+
+    sampled, se, theory : arrays of one shape (finite; ``se > 0``); allowance : float ``>= 0``.
+    """
+    arrays = {n: as_real_array(n, x) for n, x in (("sampled", sampled), ("se", se), ("theory", theory))}
+    for n, a in arrays.items():
+        check_finite(n, a)
+    sampled, se, theory = arrays.values()
+    if not sampled.shape == se.shape == theory.shape:
+        raise ValueError(f"sampled, se and theory must have one shape, got {sampled.shape}, {se.shape}, {theory.shape}")
+    if (se <= 0).any():
+        raise ValueError(f"se must be > 0, got a minimum of {se.min()}")
+    allowance = check_positive("allowance", allowance, allow_zero=True)
+    return np.maximum(np.abs(sampled - theory) - allowance * np.abs(theory), 0) / se
 
 
 def map_predictions(P_values, spec: ModelSpec) -> np.ndarray:

@@ -9,7 +9,7 @@ from copylib import ModelSpec
 from types import SimpleNamespace
 
 from copylib.analysis.linear import (by_chain, by_data_set, chain_group_summary, diagnostics_arrays,
-                                     diagnostics_per_group, diagnostics_table, map_predictions, onset_from_squares,
+                                     diagnostics_per_group, diagnostics_table, excess_z, map_predictions, onset_from_squares,
                                      posterior_copy_share, z_scores)
 from copylib.theory import linear as lt
 
@@ -125,3 +125,16 @@ def test_map_predictions_match_the_action_minimum_and_reject_bad_P():
     assert np.array_equal(pred[:, 1], [r.m, r.q, r.test_loss])
     with pytest.raises(ValueError, match="P_values"):
         map_predictions([0.0, 3.0], SPEC)
+
+
+def test_excess_z_example_and_bad_input():
+    # 3 % of 1.0 allowed: 1.05 is 0.02 beyond it, 2 standard errors of 0.01; 1.02 is inside
+    np.testing.assert_allclose(excess_z([1.05, 1.02], [0.01, 0.01], [1.0, 1.0], 0.03), [2.0, 0.0], atol=1e-12)
+    with pytest.raises(ValueError, match="se must be > 0"):
+        excess_z([1.0], [0.0], [1.0], 0.03)
+    with pytest.raises(ValueError, match="one shape"):
+        excess_z([1.0, 2.0], [0.1], [1.0, 2.0], 0.03)
+    with pytest.raises(ValueError, match="allowance"):
+        excess_z([1.0], [0.1], [1.0], -0.01)
+    with pytest.raises(ValueError, match="theory must contain only finite"):
+        excess_z([1.0], [0.1], [np.nan], 0.03)

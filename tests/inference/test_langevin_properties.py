@@ -456,6 +456,23 @@ def test_z_scores_and_copy_share_valid(G, seed, L):
     assert share.shape == (G,) and np.all((share >= 0) & (share < 1))
 
 
+@covers(lx.excess_z)
+@budget(10)
+@given(st.lists(st.tuples(st.floats(-10, 10), st.floats(0.01, 5), st.floats(-10, 10)), min_size=1, max_size=8),
+       st.floats(0, 0.5))
+def test_excess_z_valid(rows, allowance):
+    sampled, se, theory = (np.array(c) for c in zip(*rows))
+    ex = lx.excess_z(sampled, se, theory, allowance)
+    assert (ex >= 0).all()
+    np.testing.assert_allclose(lx.excess_z(sampled, se, theory, 0.0), np.abs(sampled - theory) / se, rtol=1e-12)
+    inside = np.abs(sampled - theory) <= allowance * np.abs(theory)
+    assert (ex[inside] == 0).all()
+    # outside the allowance: moving the sample one more s.e. away from the theory adds one to the excess
+    away = sampled + np.where(sampled >= theory, se, -se)
+    np.testing.assert_allclose(lx.excess_z(away, se, theory, allowance)[~inside], ex[~inside] + 1, rtol=1e-9, atol=1e-9)
+    assert (lx.excess_z(sampled, se, theory, allowance + 0.1) <= ex).all()  # a larger allowance never adds
+
+
 @covers(lx.by_data_set, lx.by_chain, lx.diagnostics_table, lx.diagnostics_arrays, lx.z_scores,
         lx.posterior_copy_share, lx.map_predictions)
 @budget(30)
