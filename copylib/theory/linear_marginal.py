@@ -286,8 +286,7 @@ def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 4
     """
     g = _plugin_grid(P, spec, n_m=n_m, n_q=n_q, n_row=n_row, n_rest=n_rest, m_max=m_max, q_max=q_max,
                      max_regrid=max_regrid, edge_tol=edge_tol)
-    P, w, w3, margs, grids, eps, k = (g[n] for n in ("P", "w", "w3", "margs", "grids", "eps", "k"))
-    L, V = k.L, k.V
+    P, w3, margs, grids, k = (g[n] for n in ("P", "w3", "margs", "grids", "k"))
     m, q, ra = grids["m"], grids["q"], np.exp(grids["row"])
     m2 = float(margs["m"] @ m**2)
     m4 = float(margs["m"] @ m**4)
@@ -318,8 +317,7 @@ def _posterior_loss(g: dict) -> float:
     perp = (g1_sq * (w_inv.sum(axis=(2, 3)) + eps * np.einsum("ijkl,ijkl->ij", w_inv, inv_a1))).sum()
     inv_a2 = 1 / (L * ((m * m)[:, None] + np.exp(grids["row"])[None, :]) + eps)
     one = ((L * m[:, None]) ** 2 * (inv_a2 + eps * inv_a2**2) * w3.sum(axis=1)).sum()
-    n_T = L  # the cyclic task (checked in _plugin_grid)
-    return float(n_T / L - ((V - 1) * perp + one) / (L * V))
+    return float(1 - ((V - 1) * perp + one) / (L * V))  # n_T / L = 1: the cyclic task (checked in _plugin_grid)
 
 
 @dataclass(frozen=True)

@@ -96,8 +96,9 @@ def test_every_control_of_every_explorer_moves_its_frame(built_site, site_url, b
     pages = [path.relative_to(built_site).as_posix() for path in explorer_pages(built_site)]
     assert pages, "no page of the site has an explorer"
     # The pages are independent: as many at once as there are cores, each worker thread with its own
-    # Playwright and Chromium (Playwright's sync API is one instance per thread; the fixture's
-    # ``browser`` belongs to this thread and is not shared with the workers).
+    # Playwright and Chromium (Playwright's sync API is one instance per thread). The fixture ``browser``
+    # belongs to this thread and is not shared with the workers; it is requested for its skips (no
+    # Playwright, no Chromium).
     n = min(len(os.sched_getaffinity(0)), len(pages))
     with ThreadPoolExecutor(n) as pool:
         results = list(pool.map(lambda part: _explore_pages(part, site_url), [pages[i::n] for i in range(n)]))
