@@ -34,14 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench_build import ROOT, load  # this directory is on sys.path when a script here runs
 BUDGET = 480.0  # seconds: the test command in a clean clone (the 2-core machine of the issue)
 RATIO = 0.57  # against the baseline's, same machine, same run
-
-
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
 
 
 def worktree(rev: str, dest: Path) -> Path:

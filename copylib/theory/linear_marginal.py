@@ -40,6 +40,16 @@ class _Scales:
     s_p2: float
     s_c2: float
 
+    @property
+    def n_a(self) -> int:
+        """Dimension of the row-constant shell (zero grand sum)."""
+        return self.L - 1
+
+    @property
+    def n_b(self) -> int:
+        """Dimension of the rest shell (zero row sums, orthogonal to ``T``)."""
+        return self.L * self.L - self.L - 1
+
 
 def _scales(spec: ModelSpec) -> _Scales:
     L = spec.L
@@ -135,8 +145,7 @@ def _weights(grids: dict, k: _Scales, eps: float, c: float) -> tuple[np.ndarray,
     other term of ``S`` is built on the (at most 3-d) grid of the coordinates it depends on and
     added once, so the 4-d grid sees a handful of passes.
     """
-    L, V = k.L, k.V
-    n_a, n_b = L - 1, L * L - L - 1
+    L, V, n_a, n_b = k.L, k.V, k.n_a, k.n_b
     m, q = grids["m"], grids["q"]
     ra, rb = np.exp(grids["row"]), np.exp(grids["rest"])
     g1 = m[:, None] + (L - 1) * q[None, :]
@@ -162,7 +171,7 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
     Returns a dict with the normalised weights ``w`` on the tensor grid (``m >= 0`` half-space,
     trapezoid end weight at ``m = 0``), their sum ``w3`` over ``ln r2_rest``, the 1-d marginals ``margs``,
     ``inv_a1 = 1 / (alpha_1 + eps)`` on the grid, the 1-d ``grids``, ``eps``, ``edge_mass``, the shell
-    dimensions ``n_a, n_b`` and the constants ``k``.
+    dimensions and the constants in ``k``.
     """
     spec = check_spec(spec, kind="linear", theory="copylib.theory.linear_marginal",
                       cyclic_because="the order-parameter reduction assumes the cyclic task")
@@ -177,8 +186,7 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
     if not edge_tol < 1:
         raise ValueError(f"edge_tol must lie in (0, 1), got {edge_tol}")
     k = _scales(spec)
-    L, V = k.L, k.V
-    n_a, n_b = L - 1, L * L - L - 1
+    L, V, n_a, n_b = k.L, k.V, k.n_a, k.n_b
     if q_max is None:
         q_max = 12 * np.sqrt(k.s_c2 / (L - 1))
     q_max = check_positive("q_max", q_max)
@@ -224,7 +232,7 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
         raise ArithmeticError(f"plugin_posterior_moments: the grid did not settle on the posterior at P = {P} "
                               f"within {max_regrid} changes (edge mass {edge_mass:.2g})")
     return dict(P=P, w=w, w3=w3, margs=margs, inv_a1=inv_a1, grids=grids, eps=eps, edge_mass=float(edge_mass),
-                n_a=n_a, n_b=n_b, k=k, box=box)
+                k=k, box=box)
 
 
 def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 41, n_row: int = 32,
@@ -295,8 +303,8 @@ def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 4
     return PluginMoments(
         P=P, rms_m=float(np.sqrt(m2)), abs_m=float(margs["m"] @ m), q=q_mean, var_m=m2,
         var_q=max(float(margs["q"] @ q**2) - q_mean**2, 0.0), loss=_posterior_loss(g), binder=1 - m4 / (3 * m2**2),
-        rho_row=float(margs["row"] @ ra / (g["n_a"] * k.s_c2)),
-        rho_rest=float(margs["rest"] @ np.exp(grids["rest"]) / (g["n_b"] * k.s_c2)),
+        rho_row=float(margs["row"] @ ra / (k.n_a * k.s_c2)),
+        rho_rest=float(margs["rest"] @ np.exp(grids["rest"]) / (k.n_b * k.s_c2)),
         edge_mass=float(g["edge_mass"]),
     )
 
