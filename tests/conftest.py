@@ -9,7 +9,11 @@
   ``built_site``: its ``_build/html``, failing if the build failed. The build is
   the session's only execution of the chapters. It starts in the background as
   soon as the tests are collected, and the tests that use it run last: the
-  library tests (one core) and the Binder test (mostly downloads) run meanwhile.
+  library tests (one core) run meanwhile.
+* ``binder_environment``: the Binder-like environment of ``tests/book/test_binder.py``
+  (:mod:`binder_env`: a venv, pip, ``binder/postBuild``), also started in the background
+  when collection ends, if a Binder test was collected; its tests run after the library
+  tests and before those on the book build.
 * ``one_thread``: torch on one intra-op thread for a module of tiny tensors
   (``pytestmark = pytest.mark.usefixtures("one_thread")``).
 """
@@ -81,9 +85,14 @@ def _uses_build(item) -> bool:
     return "book_build" in getattr(item, "fixturenames", ())
 
 
+def _uses_binder(item) -> bool:
+    return item.get_closest_marker("binder") is not None
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """The tests on the book build last (stable otherwise), so the others run while it builds."""
-    items.sort(key=_uses_build)
+    """The library tests first, then the Binder tests, the tests on the book build last (stable
+    otherwise): the library tests run while the Binder environment and the book are built."""
+    items.sort(key=lambda item: (_uses_build(item), _uses_binder(item)))
 
 
 class _BackgroundBuild:
@@ -110,18 +119,28 @@ class _BackgroundBuild:
 
 
 _BUILD: list[_BackgroundBuild] = []
+_BINDER: list = []  # the binder_env.Background of this session, if a Binder test was collected
 
 
 def pytest_collection_finish(session):
+    # pytest's own temporary-directory factory (the fixture is not available in a hook).
+    factory = session.config._tmp_path_factory
+    if any(_uses_binder(item) for item in session.items):
+        import binder_env
+
+        _BINDER.append(binder_env.Background(factory.mktemp("binder")))
     if os.environ.get("COPYHEAD_SITE") or not any(_uses_build(item) for item in session.items):
         return
-    # pytest's own temporary-directory factory (the fixture is not available in a hook).
-    _BUILD.append(_BackgroundBuild(session.config._tmp_path_factory.mktemp("site")))
+    _BUILD.append(_BackgroundBuild(factory.mktemp("site")))
 
 
 def pytest_sessionfinish(session, exitstatus):
     for build in _BUILD:
         build.stop()
+    if _BINDER:
+        import binder_env
+
+        binder_env.stop()
 
 
 @pytest.fixture(scope="session")
@@ -142,6 +161,19 @@ def book_build(tmp_path_factory) -> BookBuild:
     if not _BUILD:  # collection did not see a test needing it (e.g. a fixture requested dynamically)
         _BUILD.append(_BackgroundBuild(tmp_path_factory.mktemp("site")))
     return _BUILD[0].result()
+
+
+@pytest.fixture(scope="session")
+def binder_environment(tmp_path_factory) -> dict:
+    """The Binder-like environment (:func:`binder_env.prepare`), started when collection ended."""
+    import binder_env
+
+    if not _BINDER:  # collection did not see a Binder test (e.g. a fixture requested dynamically)
+        _BINDER.append(binder_env.Background(tmp_path_factory.mktemp("binder")))
+    try:
+        return _BINDER[0].result()
+    except binder_env.SetupFailed as err:
+        pytest.fail(str(err))
 
 
 @pytest.fixture(scope="session")

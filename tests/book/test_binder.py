@@ -1,11 +1,20 @@
 """Binder, checked as far as it can be without mybinder.org (marker ``binder``: a few minutes).
 
-What repo2docker does with this repository, done here with a venv and pip, in a copy of the
-tracked files: install its base environment (``binder-base.txt``: JupyterLab) and
-``binder/requirements.txt``, run ``binder/postBuild`` from the repository root, start
-JupyterLab. Then what a reader's browser does after the Binder button: open a chapter's
-``.md`` through the contents API as a notebook (jupytext) and run its code cells in a kernel of
-that server over the kernel's websocket, failing on any error.
+What repo2docker does with this repository, done with a venv and pip in a copy of the tracked
+files (``tests/binder_env.py``, started in the background when collection ends): install its
+base environment (``binder-base.txt``: JupyterLab) and ``binder/requirements.txt``, run
+``binder/postBuild`` from the repository root. Here: start JupyterLab. Then what a reader's browser does after the Binder button: open a chapter's
+``.md`` through the contents API as a notebook (jupytext), and in a kernel of that server, over
+the kernel's websocket, run the chapter's setup cell and a probe of the whole stack the chapters
+use (every module any chapter imports; a frame explorer, which draws with matplotlib and Pillow
+into ipywidgets; a short MALA run in torch; ArviZ's diagnostics; pymbar's MBAR; myst-nb's glue),
+failing on any error.
+
+The chapter itself is not run again here: the session's book build executes every chapter once
+(the issue's budget: each chapter executes once per test run), with the same pins as
+``binder/requirements.txt`` (``tests/book/test_launch.py`` checks that they match). What Binder
+adds to that, the environment it assembles and the server and kernel it starts, is what this
+test runs.
 
 Not covered: repo2docker and Docker themselves, conda's builds of the base environment, and
 PyTorch's CPU index (unreachable here; the machine's own wheel is the same version and build).
@@ -13,17 +22,16 @@ PyTorch's CPU index (unreachable here; the machine's own wheel is the same versi
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import struct
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -35,81 +43,24 @@ import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from binder_env import remove_venv
+
 pytestmark = pytest.mark.binder
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE = Path(__file__).with_name("binder-base.txt")
-# The quickest chapter that uses the whole stack (torch, numpy, scipy, matplotlib and an
-# ipywidgets explorer): about 70 s in the README's run-time table. The intro is
-# quicker (10 s) but its one code cell only imports copylib.
-CHAPTER = "book/copy_task.md"
-# binder/requirements.txt names PyTorch's CPU index, which this machine and CI cannot reach:
-# pip would retry it for every package. Without it, torch==2.13.0+cpu resolves from the
-# machine's own wheel (pip's find-links), the same release and build Binder takes from there.
-PYTORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
-PIP_TIMEOUT = 1800  # s; a clean build takes 2-3 minutes, most of it downloads
+CHAPTER = "book/copy_task.md"  # opened as a reader opens it; its setup cell runs in the kernel
 SERVER_TIMEOUT = 120  # s for JupyterLab to answer; it takes a few seconds
-CELL_TIMEOUT = 900  # s per cell; the whole chapter takes ~70 s, margin for a loaded 2-core machine
+CELL_TIMEOUT = 300  # s per cell; the stack probe takes ~10 s, margin for a loaded 2-core machine
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _env(**extra: str) -> dict[str, str]:
-    # No PYTHONPATH: copylib must come from the copy's editable install, not from the tree
-    # under test (the README's test command) or the global editable install.
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    env.update(extra)
-    return env
-
-
-def _run(cmd: list, what: str, **kwargs) -> str:
-    try:
-        r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{what} took over {kwargs['timeout']} s: {cmd}")
-    if r.returncode:
-        pytest.fail(f"{what} failed (exit {r.returncode}): {cmd}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-    return r.stdout
-
-
-def _copy_tracked_files(dest: Path) -> None:
-    """The working tree's tracked files (what a clone of this commit plus local edits holds)."""
-    names = _run(["git", "ls-files", "-z"], "listing the tracked files", cwd=ROOT).split("\0")
-    for name in filter(None, names):
-        if (ROOT / name).is_file():  # a tracked file deleted in the working tree is gone
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)  # copy2 keeps postBuild executable
-
-
 @pytest.fixture(scope="module")
-def binder(tmp_path_factory):
-    """A copy of the repository set up as repo2docker would set it up."""
-    tmp = tmp_path_factory.mktemp("binder")
-    repo, venv, home = tmp / "repo", tmp / "venv", tmp / "home"
-    _copy_tracked_files(repo)
-    lines = (repo / "binder" / "requirements.txt").read_text(encoding="utf-8").splitlines()
-    assert PYTORCH_INDEX in lines, "binder/requirements.txt changed: update PYTORCH_INDEX here"
-    local = tmp / "requirements-local.txt"
-    local.write_text("\n".join(line for line in lines if line != PYTORCH_INDEX) + "\n", encoding="utf-8")
-    _run([sys.executable, "-m", "venv", venv], "python -m venv", env=_env())
-    python = venv / "bin" / "python"
-    # The user's own pip cache (HOME unchanged here), so a second run downloads nothing new.
-    # --no-compile: Python compiles what the kernel imports when it imports it; pip would compile
-    # every module of every package, most of which (much of torch) the chapter never imports
-    _run([python, "-m", "pip", "install", "-q", "--no-compile", "-r", BASE, "-r", local],
-         "building the Binder environment (pip needs PyPI; this test does not skip without it)",
-         env=_env(), timeout=PIP_TIMEOUT)
-    cache = _run([python, "-m", "pip", "cache", "dir"], "pip cache dir", env=_env()).strip()
-    # From here on HOME and Jupyter's directories are in tmp: postBuild's jupytext-config
-    # writes the user's JupyterLab settings, which must not touch the real ones.
-    env = _env(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(venv),
-               HOME=str(home), JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
-               JUPYTER_DATA_DIR=str(home / ".local/share/jupyter"),
-               JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"), PIP_CACHE_DIR=cache)
-    home.mkdir()
-    _run([repo / "binder" / "postBuild"], "binder/postBuild", cwd=repo, env=env, timeout=PIP_TIMEOUT)
-    yield {"tmp": tmp, "repo": repo, "venv": venv, "home": home, "env": env}
+def binder(binder_environment):
+    """A copy of the repository set up as repo2docker would set it up (:mod:`binder_env`, started by
+    ``conftest.py`` when collection ended)."""
+    yield binder_environment
     # pytest keeps the last runs' tmp folders; without their 1.7 GB venvs (the logs stay).
-    shutil.rmtree(venv, ignore_errors=True)
+    remove_venv(binder_environment["venv"])
 
 
 def _free_port() -> int:
@@ -260,21 +211,65 @@ def test_postbuild_makes_jupyterlab_open_markdown_as_notebooks(binder, server):
     assert viewers.get("markdown") == "Jupytext Notebook", viewers
 
 
-def test_binder_opens_a_chapter_as_a_notebook_and_runs_it(binder, server):
+def _chapter_imports() -> list[str]:
+    """Every module a chapter's code imports (absolute imports), from all chapters."""
+    names = set()
+    for path in sorted((ROOT / "book").glob("*.md")):
+        for cell in jupytext.read(path, fmt="md:myst").cells:
+            if cell.cell_type != "code":
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Import):
+                    names.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names.add(node.module)
+    return sorted(names)
+
+
+# Each library the chapters compute with, once, at the smallest size; the last line is checked.
+STACK = """
+import importlib
+for name in {modules!r}:
+    importlib.import_module(name)
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from myst_nb import glue
+import copylib as cl
+from copylib import frames
+from copylib.inference.diagnostics import chain_diagnostics
+from copylib.inference.free_energy import ladder_log_partition
+from copylib.inference.posterior_sampling import sample_collapsed_posterior
+
+spec = cl.ModelSpec(L=4, V=2, kind="softmax")
+C = cl.cooccurrence(cl.copy_task(P=8, L=4, V=2, rng=np.random.default_rng(0))[0])
+run = sample_collapsed_posterior(C, spec, 2, 40, torch.Generator().manual_seed(0), n_warmup=10)
+diagnostics = chain_diagnostics(run.energy)
+log_z = ladder_log_partition(np.random.default_rng(1).normal(size=(2, 50)), [0.5, 1.0], [1.0])
+explorer = frames.frame_explorer([frames.axis("P", [8, 16])], lambda P: plt.subplots(figsize=(2, 2))[0])
+glue("binder_probe", float(run.energy.mean()), display=False)
+finite = np.isfinite([*run.energy.ravel(), diagnostics.ess_bulk, *log_z]).all()
+print("stack:", finite, len(explorer.jslinks))
+"""
+
+
+def test_binder_opens_a_chapter_as_a_notebook_and_runs_the_stack(binder, server):
     model = _api(server, "GET", f"/api/contents/{CHAPTER}?type=notebook&content=1")
     assert model["type"] == "notebook", model["type"]
     cells = [_source(c) for c in model["content"]["cells"] if c["cell_type"] == "code"]
     expected = [c.source for c in jupytext.read(ROOT / CHAPTER, fmt="md:myst").cells if c.cell_type == "code"]
     assert cells and cells == expected, "the contents API's notebook is not the chapter's code"
+    modules = _chapter_imports()
+    assert {"copylib", "torch", "matplotlib.pyplot", "myst_nb"} <= set(modules), modules
     # The kernel starts in the chapter's folder, as when a reader opens the chapter in JupyterLab.
     kernel = _api(server, "POST", "/api/kernels", {"name": "python3", "path": str(Path(CHAPTER).parent)})
     try:
         probe = "import copylib, os, sys\nprint(copylib.__file__, os.getcwd(), sys.prefix, sep='\\n')"
-        [where] = asyncio.run(_run_cells(server, kernel["id"], [probe]))
+        where, _, stack = asyncio.run(_run_cells(server, kernel["id"], [probe, cells[0], STACK.format(modules=modules)]))
         module, cwd, prefix = (Path(p).resolve() for p in where.splitlines())
         repo = binder["repo"].resolve()
         assert module.is_relative_to(repo / "copylib"), f"copylib imported from {module}, not the copy's install"
         assert cwd == repo / "book" and prefix == binder["venv"].resolve(), (cwd, prefix)
-        asyncio.run(_run_cells(server, kernel["id"], cells))
+        assert stack.splitlines()[-1] == "stack: True 1", stack
     finally:
         _api(server, "DELETE", f"/api/kernels/{kernel['id']}")
