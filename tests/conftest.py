@@ -215,6 +215,15 @@ def browser():
         chromium.close()
 
 
+@pytest.fixture(scope="session")
+def rendered_pages(built_site, site_url, browser):
+    """Every page of the build opened once in Chromium, after its scripts ran
+    (``browser_helpers.render_pages``): what ``test_site.py`` and ``test_math_browser.py`` inspect."""
+    from browser_helpers import render_pages
+
+    return render_pages(browser, site_url, built_site)
+
+
 # Sphinx's own markers; with -W every WARNING line is a reason the build failed.
 _PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|Traceback|Error:")
 

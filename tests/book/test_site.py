@@ -1,77 +1,28 @@
 """The built website as a reader's browser sees it (headless Chromium, no network).
 
 Every page of ``_build/html`` is served on localhost and opened in headless
-Chromium with every other host unresolvable, so MathJax and the widget manager
-must come from the site itself. After the page's scripts have run, the DOM is
-checked: math typeset, no raw TeX delimiters, no traceback in any output, every
+Chromium with every request to another host refused (``rendered_pages``: one visit
+of every page, shared with ``test_math_browser.py``), so MathJax and the widget
+manager must come from the site itself. After the page's scripts have run, the DOM
+is checked: math typeset, no raw TeX delimiters, no traceback in any output, every
 image a real image file, widget state embedded and rendered where a chapter
-has an explorer. Every request the pages made must have been answered (no 404).
+has an explorer. Every request the pages made must have been answered (no 404)
+and none may have gone to another host. The one redirect (``index.html``) must
+point at a rendered page.
 
 Skips, saying why, when Chromium is absent (the CI command installs it).
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import shutil
-import subprocess
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
+from browser_helpers import NEEDS_CHROMIUM, WIDGET_STATE, redirect_target, site_pages
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Chromium not found: install Debian's `chromium` package (the README's test command does) "
-           "to run the browser test",
-)
-
-# Flags as for any headless Chromium here; the resolver rule makes every host but
-# localhost unreachable, which is what "works without network" means.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-         "--window-size=1280,4000", "--virtual-time-budget=20000", "--dump-dom"]
+pytestmark = NEEDS_CHROMIUM
 MATH = 'class="math notranslate nohighlight"'
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-
-
-class _Log(SimpleHTTPRequestHandler):
-    requests: list  # (path, status), set per server
-
-    def log_request(self, code="-", size="-"):
-        self.requests.append((self.path.split("?")[0], int(code)))
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def server(built_site):
-    requests: list = []
-    handler = type("Handler", (_Log,), {"requests": requests})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(built_site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", requests
-    httpd.shutdown()
-
-
-def pages(html: Path) -> list[Path]:
-    skip = {"genindex.html", "search.html", "py-modindex.html"}
-    return sorted(p for p in html.rglob("*.html")
-                  if p.name not in skip and not p.relative_to(html).parts[0].startswith("_"))
-
-
-def render(url: str, profile: Path) -> str:
-    run = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", url],
-                         capture_output=True, text=True, timeout=180)
-    assert run.returncode == 0, f"chromium failed on {url}: {run.stderr[-2000:]}"
-    return run.stdout
 
 
 def visible_text(dom: str) -> str:
@@ -85,16 +36,21 @@ def explorer_chapters() -> set[str]:
     return {p.stem for p in (ROOT / "book").glob("*.md") if "_explorer(" in p.read_text(encoding="utf-8")}
 
 
-def test_every_page_renders_offline(built_site, server, tmp_path):
-    base, requests = server
-    found = pages(built_site)
+def test_every_page_renders_offline(built_site, rendered_pages):
+    found = site_pages(built_site)
     assert len(found) >= 5, f"too few pages in {built_site}: {found}"
     problems = []
     widget_pages = set()
     for page in found:
         rel = page.relative_to(built_site).as_posix()
+        target = redirect_target(page)
+        if target is not None:
+            if (page.parent / target).resolve().relative_to(built_site.resolve()).as_posix() not in rendered_pages:
+                problems.append(f"{rel}: redirects to {target}, not a page of the site")
+            continue
         static = page.read_text(encoding="utf-8")
-        dom = render(f"{base}/{rel}", tmp_path / "profile")
+        shown = rendered_pages[rel]
+        dom = shown.dom
         # Each math element gets one mjx-container; one left untypeset would also
         # leave its \( or \[ in the visible text, checked next.
         n_math = static.count(MATH)
@@ -121,20 +77,18 @@ def test_every_page_renders_offline(built_site, server, tmp_path):
             widget_pages.add(page.stem)
             if not re.search(r'class="[^"]*\bwidget-(slider|dropdown|hslider|vbox)\b', dom):
                 problems.append(f"{rel}: widget state embedded but no widget rendered")
+        # The browser asks for /favicon.ico on its own; every other request comes from a page.
+        problems += [f"{rel}: request failed: {f}" for f in shown.failed if not f.endswith(" /favicon.ico")]
+        problems += [f"{rel}: request to another host: {url}" for url in shown.refused]
     missing_state = explorer_chapters() - widget_pages
     if missing_state:
         problems.append(f"chapters with an explorer but no embedded widget state: {sorted(missing_state)}")
-    # The browser asks for /favicon.ico on its own; every other request comes from a page.
-    failed = sorted({f"{status} {path}" for path, status in requests
-                     if status >= 400 and path != "/favicon.ico"})
-    if failed:
-        problems.append(f"requests that failed: {failed}")
     assert not problems, "\n".join(problems)
 
 
 def test_widget_pages_load_the_vendored_manager(built_site):
     """The manager is loaded from the site (vendor/site), not from a CDN."""
-    for page in pages(built_site):
+    for page in site_pages(built_site):
         static = page.read_text(encoding="utf-8")
         if WIDGET_STATE in static:
             assert re.search(r'<script[^>]*src="(?![a-z]+://)[^"]*widgets/embed\.js', static), page.name
