@@ -27,17 +27,21 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def open_offline(browser, url: str, base: str, viewport: dict, wait_until: str = "load", on_response=None):
+def open_offline(browser, url: str, base: str, viewport: dict, wait_until: str = "load", on_response=None,
+                 skip: tuple = ()):
     """``(page, refused)``: ``url`` opened with every request outside ``base`` refused and listed in ``refused``
     (``wait_until``: as Playwright's ``page.goto``; ``"commit"`` returns while the page goes on loading;
-    ``on_response``: called with every response of the page, from its first request on)."""
+    ``on_response``: called with every response of the page, from its first request on; ``skip``: parts of
+    URLs of the site not to load, e.g. ``("mathjax",)``, not listed)."""
     page = browser.new_page(viewport=viewport)
     if on_response is not None:
         page.on("response", on_response)
     refused: list[str] = []
 
     def route(r):
-        if r.request.url.startswith((base + "/", "data:", "blob:")):
+        if skip and r.request.url.startswith(base + "/") and any(part in r.request.url for part in skip):
+            r.abort()
+        elif r.request.url.startswith((base + "/", "data:", "blob:")):
             r.continue_()
         else:
             refused.append(r.request.url)

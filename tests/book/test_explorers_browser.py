@@ -2,8 +2,9 @@
 
 Every page with an explorer is opened in headless Chromium, driven by Playwright
 (from PyPI) through the system ``chromium`` (``executable_path``: no browser
-download). Every request to a host other than the local server is refused and
-recorded, and the test fails if there was one. On each explorer, every visible
+download), without MathJax (the explorers do not use it; ``test_site.py`` and
+``test_math_browser.py`` check the typesetting). Every request to a host other than
+the local server is refused and recorded, and the test fails if there was one. On each explorer, every visible
 control is dragged (sliders) or clicked (buttons) to both ends; after each move
 exactly one frame must be visible, its image loaded, different from the frame
 before, and its label must name the value that every visible control shows.
@@ -40,8 +41,12 @@ def explorer_pages(html: Path) -> list[Path]:
 
 
 def _open(browser, url: str, base: str):
-    """The page at ``url`` once its first explorer frame shows; ``page.refused`` lists requests elsewhere."""
-    page, page.refused = open_offline(browser, url, base, {"width": 1280, "height": 1600})
+    """The page at ``url`` once its first explorer frame shows; ``page.refused`` lists requests elsewhere.
+
+    Without MathJax: the explorers do not use it (the site and math tests check the typesetting), and
+    typesetting a chapter costs seconds of the browser's CPU while the controls are moved.
+    """
+    page, page.refused = open_offline(browser, url, base, {"width": 1280, "height": 1600}, skip=("mathjax",))
     page.wait_for_selector(f".{FRAME_CLASS}", state="visible", timeout=60_000)
     return page
 
