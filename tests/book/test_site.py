@@ -45,7 +45,9 @@ def test_every_page_renders_offline(built_site, rendered_pages):
         rel = page.relative_to(built_site).as_posix()
         target = redirect_target(page)
         if target is not None:
-            if (page.parent / target).resolve().relative_to(built_site.resolve()).as_posix() not in rendered_pages:
+            dest = (page.parent / target.split("#")[0]).resolve()
+            site = built_site.resolve()
+            if not (dest.is_relative_to(site) and dest.relative_to(site).as_posix() in rendered_pages):
                 problems.append(f"{rel}: redirects to {target}, not a page of the site")
             continue
         static = page.read_text(encoding="utf-8")
