@@ -336,3 +336,24 @@ def test_sampler_cache_hit_is_identical_and_needs_a_named_recorder(tmp_path, mon
     with pytest.raises(ValueError, match="record must be one of"):
         sample_collapsed_posterior(C, spec, 2, 40, torch.Generator(), n_warmup=20, cache=True,
                                    record=lambda p: {"g": p["g"]})
+
+
+def test_sampler_cache_keeps_the_line_moves_and_keys_on_their_direction(tmp_path, monkeypatch):
+    monkeypatch.setenv("COPYHEAD_CACHE_DIR", str(tmp_path))
+    spec = ModelSpec(L=4, V=2, kind="softmax")
+    C = nested_cooccurrence([8, 30], spec, np.random.default_rng(0))
+    copy_dir = np.eye(4)[np.arange(4) - 1] - 0.25  # T - J/L
+
+    def run(cache_on, direction):
+        return sample_collapsed_posterior(C, spec, 2, 40, torch.Generator().manual_seed(3), n_warmup=20, thin=2,
+                                          record="copy_weight", cache=cache_on, direction={"g": direction},
+                                          direction_step=0.8)
+
+    ref = run(False, copy_dir)
+    hit = run(True, copy_dir), run(True, copy_dir)
+    for res in hit:
+        np.testing.assert_array_equal(res.samples["c"], ref.samples["c"])
+        np.testing.assert_array_equal(res.line_accept_rate, ref.line_accept_rate)
+    other = run(True, -copy_dir)  # another direction is another key, not a hit
+    assert not np.array_equal(other.samples["c"], ref.samples["c"])
+    assert len(list(tmp_path.rglob("*.npz"))) == 2

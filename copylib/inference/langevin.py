@@ -46,7 +46,7 @@ import torch
 from ..arguments import as_real_array, check_generator, check_int, check_positive
 from .adaptation import DualAveraging, ScaleWindows
 from .monitoring import AcceptanceMonitor, DrawRecorder, name_chains
-from .proposals import MALA, ULA
+from .proposals import MALA, ULA, LineMove
 
 __all__ = [
     "SamplingResult",
@@ -79,6 +79,9 @@ class SamplingResult:
     metropolis : bool
 
     n_warmup, thin : int
+
+    line_accept_rate : ``(R,)`` or None
+        With ``direction``: the fraction of accepted line moves per chain after the warmup.
     """
 
     samples: dict
@@ -90,6 +93,7 @@ class SamplingResult:
     metropolis: bool
     n_warmup: int
     thin: int
+    line_accept_rate: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------
@@ -193,6 +197,8 @@ def langevin(
     min_accept: float = 0.02,
     max_rejections: int = 1000,
     energy_grad: Callable | None = None,
+    direction=None,
+    direction_step: float | None = None,
 ) -> SamplingResult:
     """Langevin sampling of ``exp(-energy)`` for ``R`` chains at once (MALA or ULA).
 
@@ -260,6 +266,15 @@ def langevin(
         (``grads`` in the container type of ``init``, float64), e.g. written out by
         hand; when given it replaces autograd on ``energy`` at every step and
         ``energy`` is not called. It must be the gradient of the same energy.
+    direction : None, or a dict (tuple) of arrays shaped like one chain of ``init``
+        MALA only: after every Langevin step each chain also makes a random-walk
+        Metropolis move along this fixed direction,
+        ``x' = x + delta * direction`` with ``delta ~ N(0, direction_step^2)``
+        (:class:`~copylib.inference.proposals.LineMove`; exact, as the proposal is
+        symmetric). For a collective coordinate that is the slow mode of the chain.
+        A dict may leave groups out (zero there); finite, not all zero.
+    direction_step : float > 0
+        The standard deviation of ``delta``; required with ``direction``.
 
     Returns
     -------
@@ -280,13 +295,15 @@ def langevin(
     -----
     Random draws per step, in this order: one standard normal ``(R, D)`` for the
     whole state (the groups of ``init`` flattened in order, ``D`` entries per
-    chain), then (MALA) one ``rand(R)``. The same generator
+    chain), then (MALA) one ``rand(R)``; with ``direction``, then one standard
+    normal ``(R,)`` and one ``rand(R)`` for the line move. The same generator
     state gives bit-identical results. The per-chain step-size adaptation is
     dual averaging on ``log h`` with ``mu = log(10 h_0)``, ``gamma = 0.05``,
     ``t_0 = 10``, ``kappa = 0.75``.
     """
     _check_arguments(energy, energy_grad, generator, n_steps, n_warmup, thin, metropolis, target_accept,
                      adapt_scales, max_rejections, min_accept, record)
+    _check_direction(direction, direction_step, metropolis)
     names, tensors, is_dict = _unpack(init)
     layout = _Layout(names, tensors, is_dict)
     R = layout.R
@@ -297,6 +314,8 @@ def langevin(
     E, grad = _evaluate_start(x, evaluate)
 
     proposal = (MALA if metropolis else ULA)(evaluate, generator)
+    line = None if direction is None else LineMove(evaluate, generator, layout.direction(direction), direction_step)
+    line_accepts = torch.zeros(R, dtype=_DTYPE)
     s = layout.expand(scale_groups)
     proposal.set_kernel(h, s)
     step = DualAveraging(h, target_accept)
@@ -306,6 +325,10 @@ def langevin(
     for t in range(1, n_warmup + n_steps + 1):
         where = f"at warmup step {t}" if t <= n_warmup else f"at sampling step {t - n_warmup}"
         x, E, grad, accept, log_r = proposal.step(x, E, grad, where)
+        if line is not None:
+            x, E, grad, line_accept, _ = line.step(x, E, grad, where)
+            if t > n_warmup:
+                line_accepts += line_accept
         if t > n_warmup:
             monitor.update(accept, h, where)
             if (t - n_warmup) % thin == 0:
@@ -332,6 +355,7 @@ def langevin(
         metropolis=metropolis,
         n_warmup=n_warmup,
         thin=thin,
+        line_accept_rate=None if line is None else (line_accepts / n_steps).numpy(),
     )
 
 
@@ -365,6 +389,19 @@ def _check_arguments(energy, energy_grad, generator, n_steps, n_warmup, thin, me
         raise ValueError("adapt_scales needs metropolis=True and n_warmup >= 160")
 
 
+def _check_direction(direction, direction_step, metropolis) -> None:
+    """The checks of ``direction`` and ``direction_step`` that do not need the state."""
+    if direction is None:
+        if direction_step is not None:
+            raise ValueError("direction_step is given without a direction")
+        return
+    if not metropolis:
+        raise ValueError("direction needs metropolis=True (the line move is a Metropolis move)")
+    if direction_step is None:
+        raise ValueError("direction needs direction_step, the standard deviation of the move along it (> 0)")
+    check_positive("direction_step", direction_step)
+
+
 class _Layout:
     """The state of all parameter groups as one flat ``(R, D)`` tensor: few, larger torch ops per step."""
 
@@ -390,6 +427,32 @@ class _Layout:
         """Gradients in the container type of ``init`` -> ``(R, D)``."""
         grads = list(grads.values()) if self.is_dict else list(grads)
         return torch.cat([t.reshape(self.R, -1) for t in grads], dim=1)
+
+    def direction(self, direction) -> torch.Tensor:
+        """One chain's direction (container of ``init`` without the chain dimension; a dict may
+        leave groups out) -> ``(D,)``, finite and not all zero."""
+        if self.is_dict:
+            if not isinstance(direction, dict):
+                raise TypeError(f"direction must be a dict like init, got {type(direction).__name__}")
+            unknown = set(map(str, direction)) - set(self.names)
+            if unknown:
+                raise ValueError(f"direction has keys {sorted(unknown)} that are not parameters {self.names}")
+            given = {str(k): v for k, v in direction.items()}
+            parts = [given.get(n, np.zeros(sh)) for n, sh in zip(self.names, self.shapes)]
+        else:
+            if not isinstance(direction, (tuple, list)) or len(direction) != len(self.names):
+                raise ValueError(f"direction must be a sequence of {len(self.names)} arrays, like init")
+            parts = list(direction)
+        flat = []
+        for n, sh, v in zip(self.names, self.shapes, parts):
+            a = as_real_array(f"direction[{n!r}]", v.detach().numpy() if isinstance(v, torch.Tensor) else v)
+            if a.shape != sh:
+                raise ValueError(f"direction[{n!r}] must have the shape of one chain of init, {sh}, got {a.shape}")
+            flat.append(a.reshape(-1))
+        v = np.concatenate(flat)
+        if not np.isfinite(v).all() or not v.any():
+            raise ValueError("direction must be finite and not all zero")
+        return torch.from_numpy(v)
 
     def by_name(self, params) -> dict:
         """The default record: every parameter, by name."""

@@ -123,6 +123,8 @@ def _run_cached(cache, name: str, params: dict, generator: torch.Generator, run)
         out = {"energy": res.energy, "accept_rate": res.accept_rate, "step_size": res.step_size,
                "metropolis": res.metropolis, "n_warmup": res.n_warmup, "thin": res.thin,
                "generator_state": generator.get_state().numpy().copy()}
+        if res.line_accept_rate is not None:
+            out["line_accept_rate"] = res.line_accept_rate
         for group in ("samples", "final_params", "scales"):
             out.update({f"{group}/{k}": v for k, v in getattr(res, group).items()})
         return out
@@ -136,7 +138,8 @@ def _run_cached(cache, name: str, params: dict, generator: torch.Generator, run)
     return SamplingResult(samples=group("samples"), energy=arrays["energy"], accept_rate=arrays["accept_rate"],
                           step_size=arrays["step_size"], final_params=group("final_params"),
                           scales=group("scales"), metropolis=bool(arrays["metropolis"]),
-                          n_warmup=int(arrays["n_warmup"]), thin=int(arrays["thin"]))
+                          n_warmup=int(arrays["n_warmup"]), thin=int(arrays["thin"]),
+                          line_accept_rate=arrays.get("line_accept_rate"))
 
 
 def _default_scales(spec: ModelSpec, names, scales):

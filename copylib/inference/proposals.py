@@ -15,6 +15,10 @@ and then keeps or rejects it:
   by ``O(h)``.
 
 Random draws per step: one standard normal ``(R, D)``, then (MALA) one uniform ``(R,)``.
+
+:class:`LineMove`, on the same interface, is a random-walk Metropolis move along one fixed
+direction of the state, made after each Langevin step where one collective coordinate
+mixes slowly.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import torch
 
 from .monitoring import name_chains
 
-__all__ = ["LangevinProposal", "MALA", "ULA"]
+__all__ = ["LangevinProposal", "MALA", "ULA", "LineMove"]
 
 _DTYPE = torch.float64
 
@@ -126,6 +130,36 @@ class ULA(LangevinProposal):
         return prop, E_new, g_new, torch.ones(x.shape[0], dtype=torch.bool), None
 
 
+def _evaluate_proposal(evaluate, prop, x, E, grad, where: str, label: str):
+    """Energy and gradient at the proposals ``prop (R, D)``: ``(prop, E_new, g_new, ok)``.
+
+    A proposal with infinite parameters is replaced by ``x`` and not evaluated; one with
+    ``+inf`` energy or an infinite gradient gets ``ok = False`` (rejected), its ``E_new`` and
+    ``g_new`` those of ``x``. A NaN or ``-inf`` energy, or a NaN gradient, at a finite proposal
+    is a bug in the energy: FloatingPointError naming the chains.
+    """
+    if _all_finite(prop):
+        fp = None
+    else:  # do not evaluate the energy at non-finite parameters; reject those proposals
+        fp = torch.isfinite(prop).all(1)
+        prop = torch.where(fp[:, None], prop, x)
+    E_new, g_new = evaluate(prop)
+    ok = torch.isfinite(E_new + g_new.sum(1))  # one reduction; an overflowing sum only rejects
+    if fp is not None:
+        ok &= fp
+    if not bool(ok.all()):
+        broken = (torch.isnan(E_new) | (E_new == -math.inf) | torch.isnan(g_new).any(1))
+        if fp is not None:
+            broken &= fp
+        if broken.any():
+            raise FloatingPointError(
+                f"{name_chains(broken)} diverged {where} ({label}): NaN or -inf energy, or NaN "
+                "gradient, at a finite proposal")
+        E_new = torch.where(ok, E_new, E)
+        g_new = torch.where(ok[:, None], g_new, grad)
+    return prop, E_new, g_new, ok
+
+
 class MALA(LangevinProposal):
     """The Metropolis-adjusted Langevin algorithm: exact for ``exp(-U)``.
 
@@ -141,32 +175,50 @@ class MALA(LangevinProposal):
     def step(self, x, E, grad, where):
         prop, z = self._propose(x, grad)
         u = torch.rand(x.shape[0], generator=self.generator, dtype=_DTYPE)
-        if _all_finite(prop):
-            fp = None
-        else:  # do not evaluate the energy at non-finite parameters; reject those proposals
-            fp = torch.isfinite(prop).all(1)
-            prop = torch.where(fp[:, None], prop, x)
-        E_new, g_new = self.evaluate(prop)
-        ok = torch.isfinite(E_new + g_new.sum(1))  # one reduction; an overflowing sum only rejects
-        if fp is not None:
-            ok &= fp
-        if not bool(ok.all()):
-            broken = (torch.isnan(E_new) | (E_new == -math.inf) | torch.isnan(g_new).any(1))
-            if fp is not None:
-                broken &= fp
-            if broken.any():
-                raise FloatingPointError(
-                    f"{name_chains(broken)} diverged {where} (MALA): NaN or -inf energy, or NaN "
-                    "gradient, at a finite proposal")
-            E_new = torch.where(ok, E_new, E)
-            g_new = torch.where(ok[:, None], g_new, grad)
+        prop, E_new, g_new, ok = _evaluate_proposal(self.evaluate, prop, x, E, grad, where, self.label)
         # log q(x | x') - log q(x' | x) in the scaled coordinates:
         # (x - x' + (h/2) s^2 g') / (sqrt(h) s) = (sqrt(h) s / 2)(g + g') - z
         d = 0.5 * self.sqrt_h_s * (grad + g_new) - z
         log_r = E - E_new + 0.5 * ((z**2).sum(1) - (d**2).sum(1))
-        log_r = torch.where(ok, log_r, -math.inf)
-        accept = torch.log(u) < log_r
-        x = torch.where(accept[:, None], prop, x)
-        grad = torch.where(accept[:, None], g_new, grad)
-        E = torch.where(accept, E_new, E)
-        return x, E, grad, accept, log_r
+        return _keep(x, E, grad, prop, E_new, g_new, torch.where(ok, log_r, -math.inf), u)
+
+
+class LineMove:
+    """Random-walk Metropolis along one fixed direction ``v (D,)`` of the flat state.
+
+    Every chain proposes ``x' = x + delta v`` with its own ``delta ~ N(0, step^2)`` and keeps
+    it with probability ``min(1, exp(U(x) - U(x')))``: the proposal is symmetric, so
+    ``exp(-U)`` stays the exact stationary law, and alternating this move with a Langevin
+    step keeps it too. It pays where one collective coordinate is the slow mode of the
+    Langevin chain (a step along ``v`` can be far larger than the Langevin step, which the
+    stiffest of all ``D`` directions limits). Non-finite proposals are handled as by
+    :class:`MALA`. Random draws per move: one standard normal ``(R,)``, then one uniform ``(R,)``.
+    The same interface as :class:`LangevinProposal` (``step``); it has no step size to adapt.
+    """
+
+    label = "line move"
+
+    def __init__(self, evaluate: Callable, generator: torch.Generator, direction: torch.Tensor, step: float):
+        if not callable(evaluate):
+            raise TypeError("evaluate must be callable")
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        self.evaluate, self.generator = evaluate, generator
+        self.direction, self.step_size = direction.to(_DTYPE), float(step)
+
+    def step(self, x, E, grad, where):
+        R = x.shape[0]
+        delta = self.step_size * _standard_normal((R,), self.generator)
+        u = torch.rand(R, generator=self.generator, dtype=_DTYPE)
+        prop = torch.addr(x, delta, self.direction)  # x + delta v, chain by chain
+        prop, E_new, g_new, ok = _evaluate_proposal(self.evaluate, prop, x, E, grad, where, self.label)
+        return _keep(x, E, grad, prop, E_new, g_new, torch.where(ok, E - E_new, -math.inf), u)
+
+
+def _keep(x, E, grad, prop, E_new, g_new, log_r, u):
+    """The Metropolis decision ``log u < log_r``: ``(x, E, grad, accept, log_r)`` after it."""
+    accept = torch.log(u) < log_r
+    x = torch.where(accept[:, None], prop, x)
+    grad = torch.where(accept[:, None], g_new, grad)
+    E = torch.where(accept, E_new, E)
+    return x, E, grad, accept, log_r

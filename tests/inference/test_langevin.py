@@ -248,3 +248,85 @@ def test_argument_checks():
         langevin(gaussian_energy, init, 10, 0.5, gen, n_warmup=0, scales={"y": 1.0})
     with pytest.raises(ValueError, match="energy must return"):
         langevin(lambda p: p["x"].sum(), init, 10, 0.5, gen, n_warmup=0)
+
+
+# --------------------------------------------------------------------------
+# the line move (direction=...): a Metropolis move along one fixed direction
+# --------------------------------------------------------------------------
+
+WELL = 3.0  # two wells at u = +-WELL along (1, 1)/sqrt(2), WELL^4 / 8 = 10 nats of barrier between them
+U_DIR = np.array([1.0, 1.0]) / np.sqrt(2.0)
+
+
+def two_wells_energy(p):
+    """Wells at ``u = +-WELL`` along ``U_DIR`` (depths differ by ``ln 3``), unit Gaussian across."""
+    x = p["x"]
+    u = x @ torch.as_tensor(U_DIR)
+    v = x @ torch.as_tensor([U_DIR[1], -U_DIR[0]])
+    quartic = (u * u - WELL**2) ** 2 / 8
+    return quartic + 0.5 * v * v - math.log(3.0) * (u > 0)
+
+
+def test_line_move_keeps_the_gaussian_target_exact():
+    """MALA alternating with line moves along the slow axis of the correlated Gaussian: same law."""
+    slow = np.linalg.eigh(SIGMA)[1][:, -1]
+    res = langevin(gaussian_energy, {"x": torch.zeros(64, 2, dtype=torch.float64)}, 1500, 0.5,
+                   torch.Generator().manual_seed(3), n_warmup=300, direction={"x": slow}, direction_step=1.5)
+    assert res.line_accept_rate.shape == (64,) and 0.2 < res.line_accept_rate.mean() < 0.9
+    check_moments(res.samples["x"], MU, SIGMA)
+    assert res.samples["x"].shape == (64, 1500, 2)
+
+
+def test_line_move_crosses_a_barrier_mala_cannot_and_weights_the_wells_right():
+    """Two wells 2 WELL apart along U_DIR: MALA alone never leaves its start, with line moves of
+    that size the chains hop, and the fraction of draws in the deeper well is 3/4 (the wells have
+    the same shape, one lies ln 3 lower)."""
+    init = {"x": torch.as_tensor(np.tile(-WELL * U_DIR, (32, 1)))}
+    alone = langevin(two_wells_energy, init, 1000, 0.3, torch.Generator().manual_seed(4), n_warmup=200)
+    assert (alone.samples["x"] @ U_DIR < 0).all()  # 10 nats: no MALA chain crosses
+    res = langevin(two_wells_energy, init, 3000, 0.3, torch.Generator().manual_seed(4), n_warmup=200,
+                   direction={"x": U_DIR}, direction_step=2 * WELL)
+    right = (res.samples["x"] @ U_DIR > 0).astype(float)
+    assert abs(right.mean() - 0.75) < K_SIGMA * mcse_mean(right), (right.mean(), mcse_mean(right))
+    assert (right.mean(1) > 0).all() and (right.mean(1) < 1).all()  # every chain visits both wells
+
+
+def test_line_move_is_reproducible_and_its_draws_follow_the_langevin_draws():
+    """Same seed, same numbers; the move's draws come after MALA's, so the MALA part of the
+    first step is that of a run without the move."""
+    init = {"x": torch.zeros(8, 2, dtype=torch.float64)}
+    kw = dict(n_warmup=0, direction={"x": U_DIR}, direction_step=1.0)
+    a = langevin(gaussian_energy, init, 50, 0.5, torch.Generator().manual_seed(5), **kw)
+    b = langevin(gaussian_energy, init, 50, 0.5, torch.Generator().manual_seed(5), **kw)
+    np.testing.assert_array_equal(a.samples["x"], b.samples["x"])
+    np.testing.assert_array_equal(a.line_accept_rate, b.line_accept_rate)
+    assert langevin(gaussian_energy, init, 50, 0.5, torch.Generator().manual_seed(5), n_warmup=0).line_accept_rate is None
+    one_mala = langevin(gaussian_energy, init, 1, 0.5, torch.Generator().manual_seed(5), n_warmup=0)
+    gen = torch.Generator().manual_seed(5)
+    langevin(gaussian_energy, init, 1, 0.5, gen, n_warmup=0)
+    delta = torch.randn(8, generator=gen, dtype=torch.float64)  # below 16 values: torch's own draw
+    u = torch.rand(8, generator=gen, dtype=torch.float64)
+    moved = one_mala.samples["x"][:, 0] + delta.numpy()[:, None] * U_DIR
+    E0 = gaussian_energy({"x": torch.as_tensor(one_mala.samples["x"][:, 0])})
+    E1 = gaussian_energy({"x": torch.as_tensor(moved)})
+    keep = (torch.log(u) < E0 - E1).numpy()
+    with_move = langevin(gaussian_energy, init, 1, 0.5, torch.Generator().manual_seed(5), **kw)
+    expected = np.where(keep[:, None], moved, one_mala.samples["x"][:, 0])
+    np.testing.assert_allclose(with_move.samples["x"][:, 0], expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(direction_step=1.0), ValueError, "direction_step is given without a direction"),
+    (dict(direction={"x": U_DIR}), ValueError, "direction needs direction_step"),
+    (dict(direction={"x": U_DIR}, direction_step=-1.0), ValueError, "direction_step"),
+    (dict(direction={"x": U_DIR}, direction_step=1.0, metropolis=False), ValueError, "metropolis=True"),
+    (dict(direction={"y": U_DIR}, direction_step=1.0), ValueError, r"keys \['y'\]"),
+    (dict(direction={"x": np.ones(3)}, direction_step=1.0), ValueError, r"direction\['x'\] must have the shape"),
+    (dict(direction={"x": np.zeros(2)}, direction_step=1.0), ValueError, "not all zero"),
+    (dict(direction={"x": [np.nan, 1.0]}, direction_step=1.0), ValueError, "direction"),
+    (dict(direction=U_DIR, direction_step=1.0), TypeError, "direction must be a dict"),
+])
+def test_line_move_argument_checks(kwargs, error, match):
+    init = {"x": torch.zeros(4, 2, dtype=torch.float64)}
+    with pytest.raises(error, match=match):
+        langevin(gaussian_energy, init, 10, 0.5, torch.Generator().manual_seed(0), n_warmup=0, **kwargs)

@@ -102,3 +102,45 @@ def test_mala_rejects_infinite_energy(R, seed):
     for _ in range(20):
         x, E, grad, _, _ = mala.step(x, E, grad, "")
         assert bool((x[:, 0] > 0).all()) and bool(torch.isfinite(E).all())
+
+
+@covers(pr.LineMove)
+@budget(25)
+@given(R=st.integers(1, 20), D=st.integers(1, 12), seed=seeds, precision=log_uniform(1e-2, 1e2),
+       step=log_uniform(1e-3, 1e2))
+def test_line_move_keeps_or_moves_along_its_direction(R, D, seed, precision, step):
+    """Chain by chain the new state is the old one (rejected) or ``x + delta v`` with ``delta`` the
+    documented draw (accepted, exactly when ``log u < U(x) - U(x')``); the returned energy and
+    gradient belong to the returned state."""
+    x, E, grad, _, _ = _start(R, D, seed, precision, 1.0, 1.0)
+    evaluate = _gaussian(precision)
+    v = torch.linspace(-1.0, 2.0, D, dtype=torch.float64) + 0.1
+    xn, En, gn, acc, log_r = pr.LineMove(evaluate, torch.Generator().manual_seed(seed), v, step).step(x, E, grad, "")
+    gen = torch.Generator().manual_seed(seed)
+    delta = step * pr._standard_normal((R,), gen)
+    u = torch.rand(R, generator=gen, dtype=torch.float64)
+    moved = x + delta[:, None] * v
+    E_moved = evaluate(moved)[0]
+    assert torch.equal(acc, torch.log(u) < E - E_moved) and torch.allclose(log_r, E - E_moved, rtol=0, atol=1e-9)
+    assert torch.equal(xn[acc], moved[acc]) and torch.equal(xn[~acc], x[~acc])
+    E_chk, g_chk = evaluate(xn)
+    assert torch.equal(En, E_chk) and torch.equal(gn, g_chk)
+
+
+@covers(pr.LineMove)
+@budget(10)
+@given(R=st.integers(1, 4), seed=seeds, bad=st.sampled_from(["evaluate", "generator"]))
+def test_line_move_rejects_infinite_energy_and_checks_its_arguments(R, seed, bad):
+    """A move out of the support (+inf energy) is never kept; a bad evaluate or generator is named."""
+    def evaluate(x):
+        return torch.where(x[:, 0] > 0, 0.5 * (x * x).sum(1), math.inf), x.clone()
+    x = torch.full((R, 2), 0.1, dtype=torch.float64)
+    E, grad = evaluate(x)
+    move = pr.LineMove(evaluate, torch.Generator().manual_seed(seed), torch.tensor([1.0, 0.0]), 5.0)
+    for _ in range(20):
+        x, E, grad, _, _ = move.step(x, E, grad, "")
+        assert bool((x[:, 0] > 0).all()) and bool(torch.isfinite(E).all())
+    args = dict(evaluate=evaluate, generator=torch.Generator(), direction=torch.ones(2), step=1.0)
+    args[bad] = {"evaluate": 1.0, "generator": np.random.default_rng(0)}[bad]
+    with raises_naming(bad):
+        pr.LineMove(**args)
