@@ -31,7 +31,7 @@ import numbers
 import numpy as np
 import torch
 
-from ..arguments import as_real_array, check_bool, check_finite, check_int
+from ..arguments import as_real_array, check_bool, check_finite, check_int, check_positive
 from ..inference.posterior_sampling import sample_collapsed_posterior
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task
@@ -132,13 +132,17 @@ def state_fraction(x, threshold: float) -> np.ndarray:
 
 
 def sample_two_starts(P_values, spec: ModelSpec, n_data: int, n_steps: int, *, n_warmup: int, thin: int, seed: int,
-                      planted_gap: float = 2.4, cache: bool = False):
+                      planted_gap: float = 2.4, gap_step: float | None = None, cache: bool = False):
     """MALA on the collapsed posterior of ``n_data`` data sets per ``P``, two chains per data set, in one batch.
 
     The data sets are drawn with ``numpy.random.default_rng(seed)`` (``P`` by ``P``);
     each is sampled by a chain started at uniform attention (``g = 0``) and one
     planted at the gap ``planted_gap`` with the ridge readout
     (:func:`planted_init`); the sampler's generator is ``torch.Generator().manual_seed(seed)``.
+    With ``gap_step``, every MALA step is followed by a move of the uniform gap: the
+    logits ``g`` shift by ``delta (T - J/L)`` (:func:`planted_logits` of ``delta``), ``delta ~
+    N(0, gap_step^2)``, kept by a Metropolis test (``direction`` of
+    :func:`~copylib.inference.langevin.langevin`; exact).
 
     Returns ``(result, draws)``: the :class:`~copylib.inference.langevin.SamplingResult`
     and, for each ``P``, ``(c, alpha_1, energy)``, each of shape
@@ -155,8 +159,10 @@ def sample_two_starts(P_values, spec: ModelSpec, n_data: int, n_steps: int, *, n
     C = np.repeat(C, 2, axis=0)  # chain = (P, data set, start)
     init = planted_init(np.tile([0.0, planted_gap], len(C) // 2), C, spec)
     del init["W"]  # the readout is integrated out
+    moves = {} if gap_step is None else dict(direction={"g": planted_logits(1.0, L, spec.causal)},
+                                             direction_step=check_positive("gap_step", gap_step))
     out = sample_collapsed_posterior(C, spec, len(C), n_steps, torch.Generator().manual_seed(seed), n_warmup=n_warmup,
-                                     init=init, thin=thin, record="order", cache=cache)
+                                     init=init, thin=thin, record="order", cache=cache, **moves)
     m, q, r2 = (out.samples[k] for k in ("m", "q", "r2"))
     shape = (len(P_values), n_data, 2, -1)  # (P, data set, start, draw)
     c = ((m + (L - 1) * q) / L).reshape(shape)  # gamma_1 / L (m = 1: rows sum to one)

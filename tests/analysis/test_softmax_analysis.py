@@ -142,3 +142,14 @@ def test_sample_two_starts_returns_copy_weight_and_alpha_1_of_every_draw():
     assert out.accept_rate.shape == (8,)
     with pytest.raises(ValueError, match="softmax"):
         sx.sample_two_starts([40], cl.ModelSpec(L=6, V=3, kind="linear"), 1, 2, n_warmup=0, thin=1, seed=0)
+
+
+def test_sample_two_starts_makes_gap_moves_only_when_asked():
+    """With ``gap_step`` every chain also makes gap moves, and some are kept; without it there are
+    none; a step that is not positive is an error naming ``gap_step``."""
+    spec = cl.ModelSpec(L=6, V=3, kind="softmax")
+    out, _ = sx.sample_two_starts([40], spec, 2, 200, n_warmup=0, thin=10, seed=3, gap_step=0.8)
+    assert out.line_accept_rate.shape == (4,) and (out.line_accept_rate > 0).all()
+    assert sx.sample_two_starts([40], spec, 1, 2, n_warmup=0, thin=1, seed=3)[0].line_accept_rate is None
+    with pytest.raises(ValueError, match="gap_step"):
+        sx.sample_two_starts([40], spec, 1, 2, n_warmup=0, thin=1, seed=3, gap_step=-0.5)
