@@ -16,7 +16,7 @@ and then keeps or rejects it:
 
 Random draws per step: one standard normal ``(R, D)``, then (MALA) one uniform ``(R,)``.
 
-:class:`LineMove`, on the same interface, is a random-walk Metropolis move along one fixed
+:class:`LineMove`, on the same interface (:class:`Move`), is a random-walk Metropolis move along one fixed
 direction of the state, made after each Langevin step where one collective coordinate
 mixes slowly.
 """
@@ -30,7 +30,7 @@ import torch
 
 from .monitoring import name_chains
 
-__all__ = ["LangevinProposal", "MALA", "ULA", "LineMove"]
+__all__ = ["Move", "LangevinProposal", "MALA", "ULA", "LineMove"]
 
 _DTYPE = torch.float64
 
@@ -75,15 +75,13 @@ def _all_finite(t: torch.Tensor) -> bool:
     return bool(torch.isfinite(t.sum()))
 
 
-class LangevinProposal:
-    """A Langevin move of ``R`` chains; subclasses decide what to keep.
+class Move:
+    """One move of ``R`` chains: the contract every proposal of this module meets.
 
     evaluate : callable ``x (R, D) -> (E (R,), grad (R, D))``, the energy and its
     gradient at a flat state; generator : torch.Generator, the source of every draw.
-    Call :meth:`set_kernel` before the first :meth:`step`.
     """
 
-    metropolis = False  # whether the step has an accept/reject test (and so can adapt h)
     label = ""
 
     def __init__(self, evaluate: Callable, generator: torch.Generator):
@@ -93,6 +91,20 @@ class LangevinProposal:
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
         self.evaluate, self.generator = evaluate, generator
 
+    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str):
+        """One move: ``(x, E, grad, accept (R,) bool, log_r (R,) or None)``; ``where`` (e.g.
+        ``"at warmup step 3"``) goes into the FloatingPointError of a diverged chain."""
+        raise NotImplementedError
+
+
+class LangevinProposal(Move):
+    """A Langevin move of ``R`` chains; subclasses decide what to keep.
+
+    Arguments as :class:`Move`. Call :meth:`set_kernel` before the first :meth:`step`.
+    """
+
+    metropolis = False  # whether the step has an accept/reject test (and so can adapt h)
+
     def set_kernel(self, h: torch.Tensor, s: torch.Tensor) -> None:
         """Use the steps ``h (R,)`` and per-entry scales ``s (R, D)`` from now on."""
         self.half_h_s2 = 0.5 * h[:, None] * s**2
@@ -101,11 +113,6 @@ class LangevinProposal:
     def _propose(self, x: torch.Tensor, grad: torch.Tensor):
         z = _standard_normal(tuple(x.shape), self.generator)
         return x - self.half_h_s2 * grad + self.sqrt_h_s * z, z
-
-    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str):
-        """One move: ``(x, E, grad, accept (R,) bool, log_r (R,) or None)``; ``where`` (e.g.
-        ``"at warmup step 3"``) goes into the FloatingPointError of a diverged chain."""
-        raise NotImplementedError
 
 
 class ULA(LangevinProposal):
@@ -183,7 +190,7 @@ class MALA(LangevinProposal):
         return _keep(x, E, grad, prop, E_new, g_new, torch.where(ok, log_r, -math.inf), u)
 
 
-class LineMove:
+class LineMove(Move):
     """Random-walk Metropolis along one fixed direction ``v (D,)`` of the flat state.
 
     Every chain proposes ``x' = x + delta v`` with its own ``delta ~ N(0, step^2)`` and keeps
@@ -193,17 +200,13 @@ class LineMove:
     Langevin chain (a step along ``v`` can be far larger than the Langevin step, which the
     stiffest of all ``D`` directions limits). Non-finite proposals are handled as by
     :class:`MALA`. Random draws per move: one standard normal ``(R,)``, then one uniform ``(R,)``.
-    The same interface as :class:`LangevinProposal` (``step``); it has no step size to adapt.
+    ``evaluate`` and ``generator`` as :class:`Move`; it has no step size to adapt.
     """
 
     label = "line move"
 
     def __init__(self, evaluate: Callable, generator: torch.Generator, direction: torch.Tensor, step: float):
-        if not callable(evaluate):
-            raise TypeError("evaluate must be callable")
-        if not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-        self.evaluate, self.generator = evaluate, generator
+        super().__init__(evaluate, generator)
         self.direction, self.step_size = direction.to(_DTYPE), float(step)
 
     def step(self, x, E, grad, where):

@@ -75,7 +75,7 @@ def test_ula_divergence_names_the_chain(R, seed):
             x, E, grad, _, _ = ula.step(x, E, grad, "at step")
 
 
-@covers(pr.LangevinProposal, pr.MALA)
+@covers(pr.Move, pr.LangevinProposal, pr.MALA)
 @budget(10)
 @given(bad=st.sampled_from(["evaluate", "generator"]), cls=st.sampled_from([pr.MALA, pr.ULA]))
 def test_proposals_invalid(bad, cls):
@@ -85,6 +85,8 @@ def test_proposals_invalid(bad, cls):
         cls(**args)
     with pytest.raises(NotImplementedError):
         pr.LangevinProposal(_gaussian(1.0), torch.Generator()).step(None, None, None, "")
+    with pytest.raises(NotImplementedError):
+        pr.Move(_gaussian(1.0), torch.Generator()).step(None, None, None, "")
 
 
 @covers(pr.MALA)
