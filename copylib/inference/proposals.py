@@ -100,7 +100,7 @@ class Move:
 class LangevinProposal(Move):
     """A Langevin move of ``R`` chains; subclasses decide what to keep.
 
-    Arguments as :class:`Move`. Call :meth:`set_kernel` before the first :meth:`step`.
+    Arguments as :class:`Move`. Call :meth:`set_kernel` before the first :meth:`~Move.step`.
     """
 
     metropolis = False  # whether the step has an accept/reject test (and so can adapt h)
