@@ -35,10 +35,16 @@ from scipy import stats
 
 from ..arguments import as_real_array, check_finite
 
-with warnings.catch_warnings():
-    # arviz 0.23 announces its 1.0 refactor on import; the functions used here are stable across it
-    warnings.simplefilter("ignore", FutureWarning)
-    import arviz as _az
+
+def _az():
+    """ArviZ, imported on first use: it brings pandas and xarray (half a second), which a chapter
+    without MCMC diagnostics should not pay for when it imports copylib."""
+    with warnings.catch_warnings():
+        # arviz 0.23 announces its 1.0 refactor on import; the functions used here are stable across it
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+
+    return arviz
 
 __all__ = ["RHAT_MAX", "ESS_MIN", "ChainDiagnostics", "chain_diagnostics", "split_rhat", "effective_sample_size",
            "mcse_mean", "half_drift_z", "DatasetDiagnostics", "dataset_chain_diagnostics", "grouped_rhat",
@@ -85,10 +91,10 @@ def _arviz(d: np.ndarray, what: str) -> float:
     if np.ptp(d) == 0:  # a constant observable: perfectly "mixed", ArviZ would return nan
         return {"rhat": 1.0, "mcse": 0.0}.get(what, float(d.size))
     if what == "rhat":
-        return float(_az.rhat(d, method="rank"))
+        return float(_az().rhat(d, method="rank"))
     if what == "mcse":
-        return float(_az.mcse(d, method="mean"))
-    return float(_az.ess(d, method=what[4:]))
+        return float(_az().mcse(d, method="mean"))
+    return float(_az().ess(d, method=what[4:]))
 
 
 def chain_diagnostics(x) -> ChainDiagnostics:
