@@ -17,7 +17,10 @@ chains of ``n`` draws, trailing dimensions are separate observables.
   with different targets;
 * :func:`z_calibration`, :func:`z2_range` -- whether theory-vs-sampling
   z-scores scatter like standard normals (independent or correlated), which is
-  what calibrated error bars must do.
+  what calibrated error bars must do;
+* :func:`studentized_z_null` -- the same question when every error bar is itself
+  estimated from a few independent groups (data sets), so that the z's have
+  Student-t tails: the simulated law of ``mean(z^2)`` and of ``max |z|``.
 
 Thresholds (``RHAT_MAX``, ``ESS_MIN``) are the ones Vehtari et al.
 recommend: R-hat below 1.01 and at least 100 effective draws per chain for four
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
@@ -48,7 +51,7 @@ def _az():
 
 __all__ = ["RHAT_MAX", "ESS_MIN", "ChainDiagnostics", "chain_diagnostics", "split_rhat", "effective_sample_size",
            "mcse_mean", "half_drift_z", "DatasetDiagnostics", "dataset_chain_diagnostics", "grouped_rhat",
-           "ZCalibration", "z_calibration", "z2_range"]
+           "ZCalibration", "z_calibration", "z2_range", "StudentizedZNull", "studentized_z_null"]
 
 ESS_METHODS = ("bulk", "tail", "mean")
 
@@ -380,3 +383,94 @@ def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
     nu = n**2 / float((corr**2).sum())
     a = (1 - level) / 2
     return nu, float(stats.chi2.ppf(a, nu) / nu), float(stats.chi2.ppf(1 - a, nu) / nu)
+
+
+@dataclass(frozen=True)
+class StudentizedZNull:
+    """Simulated law of a table of ``n`` z-scores when theory and error bars are right, but each
+    error bar is estimated from a few groups (:func:`studentized_z_null`).
+
+    mean_z2, max_abs_z : arrays ``(n_sim,)``, the mean of ``z^2`` and the largest ``|z|`` of each
+    simulated table; dof : tuple, the degrees of freedom of each block's errors (groups - 1).
+    """
+
+    n: int
+    dof: tuple
+    mean_z2: np.ndarray = field(repr=False)
+    max_abs_z: np.ndarray = field(repr=False)
+
+    def z2_range(self, level: float = 0.95) -> tuple[float, float]:
+        """The central ``level`` range of ``mean(z^2)``: below it the error bars are too large, above
+        it too small (or the theory is off)."""
+        if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+            raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+        a = (1 - level) / 2
+        lo, hi = np.quantile(self.mean_z2, [a, 1 - a])
+        return float(lo), float(hi)
+
+    def false_alarm(self, threshold: float) -> float:
+        """``P(max |z| >= threshold)``: the chance that a correct theory fails ``|z| < threshold``
+        in at least one comparison of the table."""
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) \
+                or not (np.isfinite(threshold) and threshold > 0):
+            raise ValueError(f"threshold must be a finite number > 0, got {threshold!r}")
+        return float(np.mean(self.max_abs_z >= threshold))
+
+
+def _correlation_factor(corr: np.ndarray, name: str) -> np.ndarray:
+    """``F`` with ``F F^T`` the nearest correlation matrix to ``corr`` with no negative eigenvalue."""
+    corr = as_real_array(name, corr)
+    if corr.ndim != 2 or corr.shape[0] != corr.shape[1] or corr.shape[0] < 1:
+        raise ValueError(f"{name} must be a square (n, n) matrix, got shape {corr.shape}")
+    check_finite(name, corr)
+    if not np.allclose(corr, corr.T, atol=1e-12) or not np.allclose(np.diag(corr), 1.0, atol=1e-12) \
+            or np.abs(corr).max() > 1 + 1e-12:
+        raise ValueError(f"{name} must be symmetric with unit diagonal and entries in [-1, 1]")
+    # An estimated correlation matrix need not be positive semi-definite: drop its negative
+    # eigenvalues and give the result its unit diagonal back.
+    w, U = np.linalg.eigh(corr)
+    F = U * np.sqrt(np.clip(w, 0.0, None))
+    return F / np.linalg.norm(F, axis=1, keepdims=True)
+
+
+def studentized_z_null(corr_blocks, n_groups, generator: np.random.Generator, n_sim: int = 20_000) -> StudentizedZNull:
+    """The law of a z table whose error bars are estimated from few groups, by simulation.
+
+    The table is made of independent blocks (e.g. one per sample size). In block ``b`` each of its
+    ``n_b`` compared quantities is a mean over ``G_b = n_groups[b]`` independent groups (data
+    sets), and its error the standard error over those groups (``sd / sqrt(G_b)``, which the
+    leave-one-group-out jackknife of a mean equals). If theory and error bars are right each
+    ``z = (mean - theory) / se`` is Student-t with ``G_b - 1`` degrees of freedom, not standard
+    normal: ``E z^2 = (G - 1) / (G - 3)``, and the tails are heavier. The z's of one block are
+    correlated through the groups they share (``corr_blocks[b]``, their correlation matrix). Each
+    simulated table draws ``G_b`` normal group vectors with that correlation per block and forms
+    the z's as above.
+
+    corr_blocks : sequence of ``(n_b, n_b)`` correlation matrices (symmetric, unit diagonal,
+    entries in ``[-1, 1]``; negative eigenvalues of an estimate are dropped);
+    n_groups : int ``>= 4`` (every block) or one per block (``E z^2`` is finite from four groups on);
+    generator : numpy Generator, the source of every draw; n_sim : int ``>= 100``, tables simulated.
+    """
+    if isinstance(corr_blocks, np.ndarray) and corr_blocks.ndim == 2:
+        raise TypeError("corr_blocks must be a sequence of correlation matrices, got one matrix: pass [corr]")
+    factors = [_correlation_factor(b, f"corr_blocks[{i}]") for i, b in enumerate(corr_blocks)]
+    if not factors:
+        raise ValueError("corr_blocks must hold at least one block")
+    groups = [n_groups] * len(factors) if isinstance(n_groups, numbers.Integral) else list(n_groups)
+    if len(groups) != len(factors):
+        raise ValueError(f"n_groups must be an int or one per block ({len(factors)}), got {len(groups)}")
+    for G in groups:
+        if isinstance(G, bool) or not isinstance(G, numbers.Integral) or G < 4:
+            raise ValueError(f"n_groups must be integers >= 4 (E z^2 is finite from four groups on), got {G!r}")
+    if not isinstance(generator, np.random.Generator):
+        raise TypeError(f"generator must be a numpy.random.Generator, got {type(generator).__name__}")
+    if isinstance(n_sim, bool) or not isinstance(n_sim, numbers.Integral) or n_sim < 100:
+        raise ValueError(f"n_sim must be an integer >= 100, got {n_sim!r}")
+    n = sum(F.shape[0] for F in factors)
+    sum_z2, max_z = np.zeros(n_sim), np.zeros(n_sim)
+    for F, G in zip(factors, groups):
+        x = generator.standard_normal((n_sim, int(G), F.shape[1])) @ F.T  # (table, group, quantity)
+        z = x.mean(1) / (x.std(1, ddof=1) / np.sqrt(G))
+        sum_z2 += (z * z).sum(1)
+        np.maximum(max_z, np.abs(z).max(1), out=max_z)
+    return StudentizedZNull(n=n, dof=tuple(int(G) - 1 for G in groups), mean_z2=sum_z2 / n, max_abs_z=max_z)

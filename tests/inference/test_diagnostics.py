@@ -1,6 +1,6 @@
 """Unit tests of copylib.inference.diagnostics: the ArviZ adapter, its single diagnostics, the drift test
-and the grouped R-hat must tell mixed chains from stuck ones; z_calibration and z2_range must tell
-calibrated error bars from inflated or optimistic ones."""
+and the grouped R-hat must tell mixed chains from stuck ones; z_calibration, z2_range and
+studentized_z_null must tell calibrated error bars from inflated or optimistic ones."""
 
 from __future__ import annotations
 
@@ -194,3 +194,60 @@ def test_single_diagnostics_are_arviz_and_constant_observables_are_defined():
     assert (dg.split_rhat(const), dg.effective_sample_size(const), dg.mcse_mean(const)) == (1.0, 30.0, 0.0)
     with pytest.raises(ValueError, match="method"):
         dg.effective_sample_size(x, "identity")
+
+
+def test_studentized_null_of_one_comparison_is_student_t():
+    # a mean of G normal groups over its standard error is t with G - 1 degrees of freedom
+    G, n_sim = 10, 100_000
+    null = dg.studentized_z_null([np.eye(1)], G, np.random.default_rng(3), n_sim=n_sim)
+    from scipy import stats
+
+    for x in (1.0, 2.0, 3.5):
+        p = 2 * stats.t.sf(x, G - 1)
+        assert abs(null.false_alarm(x) - p) < 4.5 * math.sqrt(p * (1 - p) / n_sim)
+    # E z^2 = (G - 1) / (G - 3); t_9^2 has finite variance, so the mean has a standard error
+    expected = (G - 1) / (G - 3)
+    assert abs(null.mean_z2.mean() - expected) < 4.5 * null.mean_z2.std() / math.sqrt(n_sim)
+
+
+def test_studentized_null_of_equal_comparisons_is_one_squared_t():
+    # n perfectly correlated comparisons: mean z^2 is one z^2, an F(1, G - 1) variable
+    G, n_sim = 6, 100_000
+    null = dg.studentized_z_null([np.ones((4, 4))], G, np.random.default_rng(4), n_sim=n_sim)
+    from scipy import stats
+
+    for q in (0.05, 0.5, 0.95):
+        share = np.mean(null.mean_z2 <= stats.f.ppf(q, 1, G - 1))
+        assert abs(share - q) < 4.5 * math.sqrt(q * (1 - q) / n_sim)
+
+
+def test_studentized_null_tends_to_chi2_with_many_groups_and_is_wider_with_few():
+    n = 12
+    many = dg.studentized_z_null([np.eye(n)], 400, np.random.default_rng(5), n_sim=10_000)
+    _, lo, hi = dg.z2_range(np.eye(n))
+    # quantiles of 10 000 draws: about 0.01; the t tails at 399 degrees of freedom widen the range by ~0.01
+    assert many.z2_range() == pytest.approx((lo, hi), abs=0.04)
+    few = dg.studentized_z_null([np.eye(n)], 10, np.random.default_rng(5), n_sim=40_000)
+    f_lo, f_hi = few.z2_range()
+    assert f_lo > lo and f_hi > hi + 0.3  # heavier tails: E z^2 = 9/7 and a longer upper tail
+
+
+def test_studentized_null_tells_calibrated_errors_from_wrong_ones():
+    # z tables made the way a chapter makes them: means of G data-set values over their standard error
+    rng = np.random.default_rng(6)
+    G, n = 10, 30
+    null = dg.studentized_z_null([np.eye(n)], G, np.random.default_rng(7))
+    lo, hi = null.z2_range()
+    x = rng.normal(size=(G, n))
+    z = x.mean(0) / (x.std(0, ddof=1) / np.sqrt(G))
+    assert lo <= np.mean(z**2) <= hi
+    assert np.mean((0.5 * z) ** 2) < lo   # error bars twice too large
+    assert np.mean((2.0 * z) ** 2) > hi   # error bars half as large as they should be
+
+
+def test_studentized_null_projects_an_estimated_correlation_matrix():
+    # a symmetric unit-diagonal estimate with a negative eigenvalue is not a correlation matrix
+    corr = np.array([[1.0, 0.9, -0.9], [0.9, 1.0, 0.9], [-0.9, 0.9, 1.0]])
+    assert np.linalg.eigvalsh(corr).min() < 0
+    null = dg.studentized_z_null([corr], 8, np.random.default_rng(8), n_sim=2000)
+    assert np.isfinite(null.mean_z2).all() and null.n == 3

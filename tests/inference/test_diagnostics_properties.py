@@ -189,3 +189,43 @@ def test_z2_range_valid(n, k, level, seed):
         dg.z2_range(corr[:, :-1] if n > 1 else np.ones((1, 2)))
     with raises_naming("level"):
         dg.z2_range(corr, 1.5)
+
+
+@covers(dg.studentized_z_null, dg.StudentizedZNull)
+@budget(30)
+@given(sizes=st.lists(st.integers(1, 5), min_size=1, max_size=3), G=st.integers(4, 12), level=st.floats(0.5, 0.99),
+       seed=seeds)
+def test_studentized_z_null_valid(sizes, G, level, seed):
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for n in sizes:
+        F = rng.normal(size=(n, 2))
+        cov = F @ F.T + 0.1 * np.eye(n)
+        corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
+        corr = (corr + corr.T) / 2
+        np.fill_diagonal(corr, 1.0)
+        blocks.append(corr)
+    null = dg.studentized_z_null(blocks, G, np.random.default_rng(seed), n_sim=200)
+    assert null.n == sum(sizes) and null.dof == (G - 1,) * len(sizes)
+    assert null.mean_z2.shape == null.max_abs_z.shape == (200,)
+    assert np.isfinite(null.mean_z2).all() and (null.mean_z2 > 0).all()
+    lo, hi = null.z2_range(level)
+    assert 0 < lo <= hi
+    assert null.false_alarm(1e-9) == 1.0 and null.false_alarm(1e9) == 0.0
+    # the same generator state gives the same table laws
+    again = dg.studentized_z_null(blocks, G, np.random.default_rng(seed), n_sim=200)
+    assert np.array_equal(again.mean_z2, null.mean_z2)
+    with raises_naming("corr_blocks[0]"):
+        dg.studentized_z_null([blocks[0][:, :1]] if sizes[0] > 1 else [np.ones((1, 2))], G, rng)
+    with raises_naming("n_groups"):
+        dg.studentized_z_null(blocks, 3, rng)
+    with raises_naming("n_groups"):
+        dg.studentized_z_null(blocks, [G] * (len(blocks) + 1), rng)
+    with raises_naming("n_sim"):
+        dg.studentized_z_null(blocks, G, rng, n_sim=10)
+    with raises_naming("level"):
+        null.z2_range(1.5)
+    with raises_naming("threshold"):
+        null.false_alarm(float("nan"))
+    with pytest.raises(TypeError, match="generator"):
+        dg.studentized_z_null(blocks, G, 0)
