@@ -76,19 +76,29 @@ def frame_label(axes: Sequence[Axis], index: tuple) -> str:
 
 
 def png_frame(fig, dpi: int = 72, colors: int = 64) -> bytes:
-    """``fig`` as a palette PNG of at most ``colors`` colours (a few kB); closes ``fig``."""
+    """``fig`` as a palette PNG of at most ``colors`` colours (a few kB); closes ``fig``.
+
+    The figure is rendered by Agg at ``dpi`` (the pixels ``savefig`` would write) and its RGB
+    buffer quantised directly: no intermediate PNG. Fast octree quantisation and zlib's default
+    level, because an explorer renders dozens of frames per build: they cost a tenth of median
+    cut with maximal compression, for frames a few per cent larger.
+    """
     import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
     if not 2 <= colors <= 256:
         raise ValueError(f"colors must be in [2, 256], got {colors}")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
-    plt.close(fig)
-    buffer.seek(0)
-    image = Image.open(buffer).convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT)
+    try:
+        canvas = FigureCanvasAgg(fig)  # whatever the backend, the pixels come from Agg
+        fig.set_dpi(dpi)
+        canvas.draw()
+        size = canvas.get_width_height(physical=True)
+        image = Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
+    finally:
+        plt.close(fig)
     out = io.BytesIO()
-    image.save(out, format="png", optimize=True)
+    image.quantize(colors=colors, method=Image.Quantize.FASTOCTREE).save(out, format="png")
     return out.getvalue()
 
 

@@ -108,3 +108,28 @@ def test_the_site_stylesheet_hides_live_only_controls():
     css = (Path(__file__).resolve().parents[1] / "_static" / "copyhead.css").read_text(encoding="utf-8")
     rule = css[css.index(f".{fr.LIVE_ONLY_CLASS}"):]
     assert "display: none" in rule[:rule.index("}")]
+
+
+def test_png_frame_shows_what_savefig_writes_in_at_most_the_palette():
+    import io
+
+    import numpy as np
+
+    def picture():
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.imshow(np.linspace(0, 1, 400).reshape(20, 20), cmap="viridis")
+        ax.plot([0, 19], [0, 19], "r-")
+        ax.set_title("P = 3")
+        return fig
+
+    fig = picture()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=72)
+    plt.close(fig)
+    reference = np.asarray(Image.open(buffer).convert("RGB"), dtype=float)
+    frame = Image.open(io.BytesIO(fr.png_frame(picture(), dpi=72, colors=64)))
+    assert frame.mode == "P" and len(frame.getcolors()) <= 64
+    pixels = np.asarray(frame.convert("RGB"), dtype=float)
+    assert pixels.shape == reference.shape  # the same size as savefig at that dpi
+    # 64 colours for a smooth colormap: each channel off by a few levels of 255 on average
+    assert np.abs(pixels - reference).mean() < 4
