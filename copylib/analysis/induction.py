@@ -10,8 +10,7 @@
   copying and the non-copying basins that plain MALA chains do not leave;
 * :func:`sample_induction_states` -- the same ladder run separately inside the copying and the
   non-copying region of ``c^(1)``, whose free energies (MBAR, :mod:`copylib.inference.free_energy`)
-  give the posterior mass of each state at every ``beta`` without any chain crossing between them;
-* :func:`onset` -- where an observable has risen half way between its ends, interpolated in ``ln P``.
+  give the posterior mass of each state at every ``beta`` without any chain crossing between them.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from ..model.induction import (InductionData, InductionSpec, induction_accuracy,
 from ..model.network import attention
 
 __all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
-           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio", "onset"]
+           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio"]
 
 
 @dataclass
@@ -572,28 +571,3 @@ def dip_ratio(density, edges, c_split: float):
         out[k] = row[i:j + 1].min() / low_peak
     return out.reshape(d.shape[:-1])
 
-
-def onset(P, y):
-    """Where ``y`` first reaches half way between its first and last value, interpolated in ``ln P``.
-
-    P : ``(n,)`` increasing sizes > 0; y : ``(n,)`` or ``(n, k)`` (one column per curve, e.g. per seed)
-    with ``y[-1] != y[0]``. Returns a float, or ``(k,)``.
-    """
-    P = as_real_array("P", P)
-    if P.ndim != 1 or P.size < 2 or not (P > 0).all() or not (np.diff(P) > 0).all():
-        raise ValueError("P must be a 1-d increasing array of at least 2 sizes > 0")
-    y = as_real_array("y", y)
-    if y.ndim not in (1, 2) or y.shape[0] != P.size:
-        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k), got {y.shape}")
-    check_finite("y", y)
-    Y = y.reshape(P.size, -1)
-    span = Y[-1] - Y[0]
-    if (span == 0).any():
-        raise ValueError("y must differ between the first and the last P (no rise to locate)")
-    u = (Y - Y[0]) / span
-    out = np.empty(Y.shape[1])
-    for k in range(Y.shape[1]):
-        i = int(np.argmax(u[:, k] >= 0.5))
-        t = (0.5 - u[i - 1, k]) / (u[i, k] - u[i - 1, k])
-        out[k] = np.exp(np.log(P[i - 1]) + t * (np.log(P[i]) - np.log(P[i - 1])))
-    return float(out[0]) if y.ndim == 1 else out

@@ -6,7 +6,8 @@ spreads the change, so refining the grid by a factor ``k`` divides the largest
 step by about ``k``. :func:`step_concentration` measures exactly this.
 :func:`refine_largest_drop` applies it level after level, zooming into the
 largest sub-interval each time. :func:`steepest_rise` locates a crossover on a
-grid: where the observable grows fastest per unit of ``ln P``.
+grid: where the observable grows fastest per unit of ``ln P``; :func:`half_way_point`
+between grid points: where it first has made half of its change.
 """
 
 from __future__ import annotations
@@ -121,3 +122,34 @@ def steepest_rise(P, y):
     check_finite("y", y)
     at = P[np.argmax(np.gradient(y, np.log(P), axis=0), axis=0)]
     return float(at) if y.ndim == 1 else at
+
+
+def half_way_point(P, y):
+    """Where ``y`` first has made half of its change from the first to the last ``P``, interpolated in ``ln P``.
+
+    P : ``(n,)`` sample sizes, ``n >= 2``, finite, ``> 0`` and strictly increasing;
+    y : ``(n,)`` or ``(n, k)`` (one column per curve: a seed, a row of the attention), finite,
+    each column with ``y[-1] != y[0]``. The progress ``u = (y - y[0]) / (y[-1] - y[0])`` of a
+    column runs from 0 to 1 (a falling curve too); the result is ``exp`` of the linear
+    interpolation of ``ln P`` between the last grid point below ``u = 1/2`` and the first one
+    at or above it, a float for 1-d ``y`` and an array ``(k,)`` otherwise. A curve that
+    overshoots and comes back gets its first crossing.
+    """
+    P = _check_series("P", P)
+    if not (P > 0).all() or not (np.diff(P) > 0).all():
+        raise ValueError("P must be > 0 and strictly increasing")
+    y = as_real_array("y", y)
+    if y.ndim not in (1, 2) or y.shape[0] != P.size:
+        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k) (one row per P), got {y.shape}")
+    check_finite("y", y)
+    Y = y.reshape(P.size, -1)
+    change = Y[-1] - Y[0]
+    if (change == 0).any():
+        raise ValueError("y must change between the first and the last P in every column (no change to locate)")
+    u = (Y - Y[0]) / change
+    i = np.argmax(u >= 0.5, axis=0)  # first index at or above half way (u[0] = 0 < 1/2 <= u[-1] = 1)
+    cols = np.arange(Y.shape[1])
+    u0, u1 = u[i - 1, cols], u[i, cols]
+    ln_P = np.log(P)
+    out = np.exp(ln_P[i - 1] + (0.5 - u0) / (u1 - u0) * (ln_P[i] - ln_P[i - 1]))
+    return float(out[0]) if y.ndim == 1 else out

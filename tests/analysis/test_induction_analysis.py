@@ -1,4 +1,4 @@
-"""copylib.analysis.induction: the batched Adam sweep, the MALA sampler, onsets."""
+"""copylib.analysis.induction: the batched Adam sweep, the MALA sampler, tempering."""
 
 from __future__ import annotations
 
@@ -61,13 +61,6 @@ def test_tempering_sampler_is_reproducible_and_starts_from_a_given_state():
     assert np.array_equal(a.c1, b.c1) and np.array_equal(a.accuracy, b.accuracy)
 
 
-def test_onset_interpolates_in_log_P():
-    P = np.array([10.0, 100.0, 1000.0])
-    assert ia.onset(P, np.array([0.0, 0.5, 1.0])) == pytest.approx(100.0)
-    assert ia.onset(P, np.array([0.0, 0.0, 1.0])) == pytest.approx(np.sqrt(100.0 * 1000.0))
-    assert ia.onset(P, np.array([[0.0, 0.0], [0.5, 0.0], [1.0, 1.0]])).shape == (2,)
-
-
 @pytest.mark.parametrize("call, name", [
     (lambda: ia.induction_sweep([10, 5], SPEC, np.random.default_rng(0)), "P_values"),
     (lambda: ia.induction_sweep([10], "spec", np.random.default_rng(0)), "spec"),
@@ -75,11 +68,9 @@ def test_onset_interpolates_in_log_P():
     (lambda: ia.induction_sweep([10], SPEC, np.random.default_rng(0), lr=-1.0), "lr"),
     (lambda: ia.induction_sweep([10], SPEC, None), "rng"),
     (lambda: ia.sample_induction_posterior([10], SPEC, np.random.default_rng(0), init={"g": 0}), "init"),
-    (lambda: ia.onset([1.0, 2.0], [1.0, 1.0]), "y"),
     (lambda: ia.sample_induction_tempering([10], SPEC, np.random.default_rng(0), betas=[0.0, 0.5]), "betas"),
     (lambda: ia.sample_induction_tempering([10], SPEC, np.random.default_rng(0), betas=[1.0], swap_every=0),
      "swap_every"),
-    (lambda: ia.onset([2.0, 1.0], [0.0, 1.0]), "P"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
@@ -139,4 +130,3 @@ def test_dip_ratio_is_one_without_a_dip_and_small_between_separated_states():
 def test_states_bad_input_names_the_parameter(kw, name):
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
         ia.sample_induction_states(10, STATES_SPEC, np.random.default_rng(0), **kw)
-

@@ -1,12 +1,13 @@
-"""Unit tests of copylib.analysis.transitions: steepest_rise (the crossover of a smooth rise on a grid) and
-refine_largest_drop (the refinement test of the copy-task chapter)."""
+"""Unit tests of copylib.analysis.transitions: steepest_rise (the crossover of a smooth rise on a grid),
+half_way_point (where a curve first has made half of its change) and refine_largest_drop (the refinement
+test of the copy-task chapter)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from copylib.analysis.transitions import refine_largest_drop, steepest_rise
+from copylib.analysis.transitions import half_way_point, refine_largest_drop, steepest_rise
 
 
 def test_steepest_rise_finds_the_centre_of_a_logistic_rise_in_ln_P():
@@ -71,3 +72,37 @@ def test_refine_largest_drop_rejects_bad_input():
         refine_largest_drop(lambda grid: np.ones(2), P, values)
     with pytest.raises(ValueError, match="no integer inside"):
         refine_largest_drop(ok, np.array([1, 2, 3]), values)
+
+
+def test_half_way_point_of_ramps_in_ln_P():
+    # columns whose progress rises linearly in ln P from grid point a to grid point b: linear interpolation in
+    # ln P is exact, and the half-way point is the geometric mean of P_a and P_b
+    P = np.geomspace(10.0, 1e4, 61)
+    ramps = [(5, 15), (20, 40), (30, 58)]
+    ln_P = np.log(P)
+    y = np.stack([np.clip((ln_P - ln_P[a]) / (ln_P[b] - ln_P[a]), 0, 1) for a, b in ramps], axis=1)
+    np.testing.assert_allclose(half_way_point(P, y), [np.sqrt(P[a] * P[b]) for a, b in ramps], rtol=1e-12)
+    assert half_way_point(P, y[:, 1]) == pytest.approx(np.sqrt(P[20] * P[40]), rel=1e-12)
+
+
+def test_half_way_point_orders_curves_ignores_scale_and_takes_the_first_crossing():
+    P = np.array([100.0, 200.0, 400.0, 800.0])
+    early = np.array([0.0, 0.8, 0.9, 1.0])
+    late = np.array([0.0, 0.1, 0.3, 1.0])
+    h = half_way_point(P, np.stack([early, 5 * late + 2, 1 - early], axis=1))  # affine changes do not matter
+    assert h[0] < 200.0 < 400.0 < h[1] and h[2] == h[0]  # nor does the sign of the change
+    # interpolation in ln P: early reaches 1/2 at 5/8 of the way from 100 to 200 in ln P
+    assert h[0] == pytest.approx(100 * 2 ** (0.5 / 0.8), rel=1e-12)
+    # an overshoot that comes back: the first crossing (between 100 and 200), not a later one
+    assert half_way_point(P, np.array([0.0, 1.5, 0.2, 1.0])) == pytest.approx(100 * 2 ** (1 / 3), rel=1e-12)
+    assert half_way_point([10.0, 100.0, 1000.0], [0.0, 0.0, 1.0]) == pytest.approx(np.sqrt(1e5))
+
+
+def test_half_way_point_rejects_bad_input():
+    P = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="P"):
+        half_way_point([3.0, 2.0, 1.0], np.ones((3, 1)))
+    with pytest.raises(ValueError, match="y"):
+        half_way_point(P, np.ones((2, 1)))
+    with pytest.raises(ValueError, match="y"):
+        half_way_point(P, np.ones((3, 2)))  # no change

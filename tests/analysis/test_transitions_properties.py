@@ -137,3 +137,36 @@ def test_refine_largest_drop_invalid(data):
         args[name] = data.draw(st.sampled_from([[1.0], [[2.0, 1.0], [1.0, 0.0]], [2.0, math.nan, 0.0]]))
     with raises_naming(name):
         transitions.refine_largest_drop(**args)
+
+
+@covers(transitions.half_way_point)
+@budget(30)
+@given(n=st.integers(2, 12), k=st.sampled_from([None, 1, 4]), seed=seeds)
+def test_half_way_point_valid(n, k, seed):
+    rng = np.random.default_rng(seed)
+    P = np.cumsum(rng.uniform(0.5, 50.0, size=n))
+    y = rng.normal(size=(n,) if k is None else (n, k))
+    y[-1] += np.where(y[-1] == y[0], 1.0, 0.0)  # every column changes
+    h = transitions.half_way_point(P, y)
+    assert np.shape(h) == (() if k is None else (k,)) and np.isfinite(h).all()
+    assert (np.asarray(h) >= P[0] * (1 - 1e-12)).all() and (np.asarray(h) <= P[-1] * (1 + 1e-12)).all()
+
+
+@covers(transitions.half_way_point)
+@budget(20)
+@given(jump=st.integers(1, 5), n=st.integers(6, 10))
+def test_half_way_point_of_a_step_lies_in_the_step_interval(jump, n):
+    P = np.geomspace(10, 1000, n)
+    y = (np.arange(n) >= jump).astype(float)
+    assert P[jump - 1] <= transitions.half_way_point(P, y) <= P[jump]
+
+
+@covers(transitions.half_way_point)
+@budget(20)
+@given(which=st.sampled_from(["P", "y"]), bad=st.sampled_from([np.nan, np.inf, -np.inf]))
+def test_half_way_point_invalid(which, bad):
+    args = dict(P=np.array([1.0, 2.0, 4.0]), y=np.array([[0.0], [0.5], [1.0]]))
+    args[which] = args[which].copy()
+    args[which][1] = bad
+    with raises_naming(which):
+        transitions.half_way_point(**args)

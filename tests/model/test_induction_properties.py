@@ -58,15 +58,6 @@ def test_spec_rejects_bad_scales(bad, name):
         ind.InductionSpec(4, 3, **{name: bad})
 
 
-@covers(ia.onset)
-@budget(20)
-@given(jump=st.integers(1, 5), n=st.integers(6, 10))
-def test_onset_of_a_step_lies_in_the_step_interval(jump, n):
-    P = np.geomspace(10, 1000, n)
-    y = (np.arange(n) >= jump).astype(float)
-    assert P[jump - 1] <= ia.onset(P, y) <= P[jump]
-
-
 @covers(ia.induction_sweep, ia.InductionSweep, ia.sample_induction_posterior, ia.InductionSampling)
 @budget(3)
 @given(seed=st.integers(0, 2**16))

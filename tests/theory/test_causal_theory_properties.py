@@ -273,29 +273,6 @@ def test_gain_criterion_invalid(bad, monotone):
         (ct.gain_criterion_is_monotone if monotone else ct.gain_criterion)(bad, spec)
 
 
-@covers(ca.half_way_points)
-@budget(30)
-@given(n=st.integers(2, 12), k=st.integers(1, 5), seed=seeds)
-def test_half_way_points_valid(n, k, seed):
-    rng = np.random.default_rng(seed)
-    P = np.cumsum(rng.uniform(0.5, 50.0, size=n))
-    profile = np.cumsum(rng.uniform(0.01, 1.0, size=(n, k)), axis=0)  # increasing columns
-    h = ca.half_way_points(P, profile)
-    assert h.shape == (k,) and np.isfinite(h).all()
-    assert (h >= P[0] * (1 - 1e-12)).all() and (h <= P[-1] * (1 + 1e-12)).all()
-
-
-@covers(ca.half_way_points)
-@budget(20)
-@given(which=st.sampled_from(["P", "profile"]), bad=nonfinite())
-def test_half_way_points_invalid(which, bad):
-    args = dict(P=np.array([1.0, 2.0, 4.0]), profile=np.array([[0.0], [0.5], [1.0]]))
-    args[which] = args[which].copy()
-    args[which][1] = bad
-    with raises_naming(which):
-        ca.half_way_points(**args)
-
-
 @covers(ca.bimodality_coefficient)
 @budget(30)
 @given(shape=st.tuples(st.integers(1, 3), st.integers(4, 40)), seed=seeds)
