@@ -103,6 +103,18 @@ def refine_largest_drop(values_on: Callable, P, values, levels: int = 2, k: int 
     return ladder
 
 
+def _curves_on_grid(P, y) -> tuple[np.ndarray, np.ndarray]:
+    """Checked ``(P, y)``: ``P`` 1-d, finite, ``> 0`` and strictly increasing; ``y`` finite, ``(n,)`` or ``(n, k)``."""
+    P = _check_series("P", P)
+    if not (P > 0).all() or not (np.diff(P) > 0).all():
+        raise ValueError("P must be > 0 and strictly increasing")
+    y = as_real_array("y", y)
+    if y.ndim not in (1, 2) or y.shape[0] != P.size:
+        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k) (one row per P), got {y.shape}")
+    check_finite("y", y)
+    return P, y
+
+
 def steepest_rise(P, y):
     """The grid point ``P`` where ``y`` increases fastest per unit of ``ln P``.
 
@@ -113,13 +125,7 @@ def steepest_rise(P, y):
     point of the largest slope, a float for 1-d ``y`` and an array ``(k,)``
     otherwise. It is the crossover of a smooth rise, resolved to the grid.
     """
-    P = _check_series("P", P)
-    if not (P > 0).all() or not (np.diff(P) > 0).all():
-        raise ValueError("P must be > 0 and strictly increasing")
-    y = as_real_array("y", y)
-    if y.ndim not in (1, 2) or y.shape[0] != P.size:
-        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k) (one row per P), got {y.shape}")
-    check_finite("y", y)
+    P, y = _curves_on_grid(P, y)
     at = P[np.argmax(np.gradient(y, np.log(P), axis=0), axis=0)]
     return float(at) if y.ndim == 1 else at
 
@@ -135,13 +141,7 @@ def half_way_point(P, y):
     at or above it, a float for 1-d ``y`` and an array ``(k,)`` otherwise. A curve that
     overshoots and comes back gets its first crossing.
     """
-    P = _check_series("P", P)
-    if not (P > 0).all() or not (np.diff(P) > 0).all():
-        raise ValueError("P must be > 0 and strictly increasing")
-    y = as_real_array("y", y)
-    if y.ndim not in (1, 2) or y.shape[0] != P.size:
-        raise ValueError(f"y must have shape ({P.size},) or ({P.size}, k) (one row per P), got {y.shape}")
-    check_finite("y", y)
+    P, y = _curves_on_grid(P, y)
     Y = y.reshape(P.size, -1)
     change = Y[-1] - Y[0]
     if (change == 0).any():
