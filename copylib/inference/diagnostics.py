@@ -322,11 +322,12 @@ def grouped_rhat(x) -> float:
 
 @dataclass(frozen=True)
 class ZCalibration:
-    """Whether ``n`` z-scores scatter like independent standard normals.
+    """Whether ``n`` z-scores scatter as calibrated error bars make them scatter.
 
-    mean_z2 : the mean of ``z^2`` (1 if the error bars are calibrated);
-    lo, hi : its central 95 % range under calibration, ``chi2_n / n``;
-    p_value : two-sided tail probability of the observed ``sum z^2`` under ``chi2_n``.
+    mean_z2 : the mean of ``z^2``; lo, hi : its central 95 % range under calibration;
+    p_value : two-sided tail probability of the observed mean under that law. The law is
+    ``chi2_n / n`` (independent standard normals) from :func:`z_calibration`, the simulated
+    law of :func:`studentized_z_null` from :meth:`StudentizedZNull.calibration`.
     """
 
     n: int
@@ -358,6 +359,26 @@ def z_calibration(z) -> ZCalibration:
                         hi=float(stats.chi2.ppf(0.975, n) / n), p_value=float(2 * min(cdf, 1 - cdf)))
 
 
+def _check_correlation(name: str, corr) -> np.ndarray:
+    """``corr`` as a float array, if it is a square, finite, symmetric matrix with unit diagonal and
+    entries in ``[-1, 1]``."""
+    corr = as_real_array(name, corr)
+    if corr.ndim != 2 or corr.shape[0] != corr.shape[1] or corr.shape[0] < 1:
+        raise ValueError(f"{name} must be a square (n, n) matrix, got shape {corr.shape}")
+    check_finite(name, corr)
+    if not np.allclose(corr, corr.T, atol=1e-12) or not np.allclose(np.diag(corr), 1.0, atol=1e-12) \
+            or np.abs(corr).max() > 1 + 1e-12:
+        raise ValueError(f"{name} must be symmetric with unit diagonal and entries in [-1, 1]")
+    return corr
+
+
+def _tail(level) -> float:
+    """The probability ``(1 - level) / 2`` outside each end of a central ``level`` range."""
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    return (1 - level) / 2
+
+
 def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
     """Range of ``mean(z^2)`` for ``n`` calibrated z-scores with correlation matrix ``corr``.
 
@@ -370,18 +391,10 @@ def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
 
     Returns ``(nu, lo, hi)``: ``lo, hi`` the central ``level`` range of ``chi2_nu / nu``.
     """
-    corr = as_real_array("corr", corr)
-    if corr.ndim != 2 or corr.shape[0] != corr.shape[1] or corr.shape[0] < 1:
-        raise ValueError(f"corr must be a square (n, n) matrix, got shape {corr.shape}")
-    check_finite("corr", corr)
-    if not np.allclose(corr, corr.T, atol=1e-12) or not np.allclose(np.diag(corr), 1.0, atol=1e-12) \
-            or np.abs(corr).max() > 1 + 1e-12:
-        raise ValueError("corr must be symmetric with unit diagonal and entries in [-1, 1]")
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    corr = _check_correlation("corr", corr)
+    a = _tail(level)
     n = corr.shape[0]
     nu = n**2 / float((corr**2).sum())
-    a = (1 - level) / 2
     return nu, float(stats.chi2.ppf(a, nu) / nu), float(stats.chi2.ppf(1 - a, nu) / nu)
 
 
@@ -402,11 +415,20 @@ class StudentizedZNull:
     def z2_range(self, level: float = 0.95) -> tuple[float, float]:
         """The central ``level`` range of ``mean(z^2)``: below it the error bars are too large, above
         it too small (or the theory is off)."""
-        if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-            raise ValueError(f"level must be a number in (0, 1), got {level!r}")
-        a = (1 - level) / 2
+        a = _tail(level)
         lo, hi = np.quantile(self.mean_z2, [a, 1 - a])
         return float(lo), float(hi)
+
+    def calibration(self, z) -> ZCalibration:
+        """The table ``z`` (``n`` finite z-scores, in the order of the blocks) against this law: its
+        ``mean(z^2)``, the central 95 % range and the two-sided tail probability of that mean."""
+        z = as_real_array("z", z).ravel()
+        if z.size != self.n or not np.isfinite(z).all():
+            raise ValueError(f"z must hold the table's {self.n} finite z-scores, got {z.size}")
+        mean_z2 = float(np.mean(z**2))
+        lo, hi = self.z2_range()
+        tail = min(np.mean(self.mean_z2 <= mean_z2), np.mean(self.mean_z2 >= mean_z2))
+        return ZCalibration(n=self.n, mean_z2=mean_z2, lo=lo, hi=hi, p_value=float(min(1.0, 2 * tail)))
 
     def false_alarm(self, threshold: float) -> float:
         """``P(max |z| >= threshold)``: the chance that a correct theory fails ``|z| < threshold``
@@ -419,13 +441,7 @@ class StudentizedZNull:
 
 def _correlation_factor(corr: np.ndarray, name: str) -> np.ndarray:
     """``F`` with ``F F^T`` the nearest correlation matrix to ``corr`` with no negative eigenvalue."""
-    corr = as_real_array(name, corr)
-    if corr.ndim != 2 or corr.shape[0] != corr.shape[1] or corr.shape[0] < 1:
-        raise ValueError(f"{name} must be a square (n, n) matrix, got shape {corr.shape}")
-    check_finite(name, corr)
-    if not np.allclose(corr, corr.T, atol=1e-12) or not np.allclose(np.diag(corr), 1.0, atol=1e-12) \
-            or np.abs(corr).max() > 1 + 1e-12:
-        raise ValueError(f"{name} must be symmetric with unit diagonal and entries in [-1, 1]")
+    corr = _check_correlation(name, corr)
     # An estimated correlation matrix need not be positive semi-definite: drop its negative
     # eigenvalues and give the result its unit diagonal back.
     w, U = np.linalg.eigh(corr)

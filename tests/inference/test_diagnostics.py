@@ -237,12 +237,16 @@ def test_studentized_null_tells_calibrated_errors_from_wrong_ones():
     rng = np.random.default_rng(6)
     G, n = 10, 30
     null = dg.studentized_z_null([np.eye(n)], G, np.random.default_rng(7))
-    lo, hi = null.z2_range()
     x = rng.normal(size=(G, n))
     z = x.mean(0) / (x.std(0, ddof=1) / np.sqrt(G))
-    assert lo <= np.mean(z**2) <= hi
-    assert np.mean((0.5 * z) ** 2) < lo   # error bars twice too large
-    assert np.mean((2.0 * z) ** 2) > hi   # error bars half as large as they should be
+    cal = null.calibration(z)
+    assert cal.calibrated and cal.n == n and cal.mean_z2 == pytest.approx(np.mean(z**2))
+    assert (cal.lo, cal.hi) == null.z2_range() and 0.05 < cal.p_value <= 1
+    too_large, too_small = null.calibration(0.5 * z), null.calibration(2.0 * z)  # error bars x2, x0.5
+    assert not too_large.calibrated and too_large.mean_z2 < cal.lo and too_large.p_value < 0.05
+    assert not too_small.calibrated and too_small.mean_z2 > cal.hi and too_small.p_value < 0.05
+    with pytest.raises(ValueError, match="z"):
+        null.calibration(z[:-1])
 
 
 def test_studentized_null_projects_an_estimated_correlation_matrix():

@@ -225,6 +225,11 @@ def test_studentized_z_null_valid(sizes, G, level, seed):
         dg.studentized_z_null(blocks, G, rng, n_sim=10)
     with raises_naming("level"):
         null.z2_range(1.5)
+    cal = null.calibration(rng.normal(size=null.n))
+    assert (cal.lo, cal.hi) == null.z2_range()  # the central 95 % range
+    assert 0 <= cal.p_value <= 1
+    with raises_naming("z"):
+        null.calibration(np.full(null.n, np.nan))
     with raises_naming("threshold"):
         null.false_alarm(float("nan"))
     with pytest.raises(TypeError, match="generator"):
