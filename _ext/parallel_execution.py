@@ -6,7 +6,9 @@ through the build. This extension runs when Sphinx has decided which documents
 to read (``env-before-read-docs``): it empties the build's jupyter cache, executes
 every notebook among them in a pool of worker processes (one kernel each, the
 chapter's own directory as working directory, as myst-nb would) and stores each
-executed notebook in that cache. myst-nb, in ``cache`` mode, then reads every
+executed notebook in that cache. The kernels are forked from a process per worker
+that has imported numpy, scipy, torch and copylib once (:mod:`warm_kernels`), so
+a chapter does not spend its first seconds importing them again. myst-nb, in ``cache`` mode, then reads every
 chapter's outputs from the cache instead of executing it again.
 
 The jupyter cache is emptied first because its key is the notebook's code only,
@@ -81,6 +83,19 @@ def chapter_key(source: bytes) -> dict:
     return {"source_sha256": hashlib.sha256(source).hexdigest(), "scale": scale()}
 
 
+def _warm_kernels():
+    """The sibling module :mod:`warm_kernels` (this file is also loaded by path, outside Sphinx)."""
+    import importlib.util
+    import sys
+
+    if "warm_kernels" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("warm_kernels", Path(__file__).with_name("warm_kernels.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["warm_kernels"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["warm_kernels"]
+
+
 def _execute(notebook, path: str, timeout, allow_errors: bool):
     """Worker: one chapter, executed or taken from the result cache.
 
@@ -104,7 +119,8 @@ def _execute(notebook, path: str, timeout, allow_errors: bool):
 
     def run():
         result = single_nb_execution(notebook, cwd=str(source.parent), timeout=timeout,
-                                     allow_errors=allow_errors, meta_override=True)
+                                     allow_errors=allow_errors, meta_override=True,
+                                     kernel_manager_class=_warm_kernels().WarmKernelManager)
         if result.err is not None:
             raise _Failed(result.exc_string or repr(result.err), result.time)
         ran.append(True)
