@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -58,8 +59,8 @@ class Zygote:
 
     def fork(self, argv: list[str], cwd: str, env: dict[str, str]) -> int:
         """The pid of a new kernel process running ``argv`` (an ipykernel command line)."""
-        if "-m" not in argv[:-1] or argv[argv.index("-m") + 1] != "ipykernel_launcher":
-            raise ValueError(f"a warm kernel runs `python -m ipykernel_launcher ...`, got {argv!r}")
+        if not forkable(argv):
+            raise ValueError(f"a warm kernel runs `{sys.executable} -m ipykernel_launcher ...`, got {argv!r}")
         request = json.dumps({"argv": argv, "cwd": str(cwd), "env": dict(env)}) + "\n"
         with self._lock:
             os.write(self._request, request.encode())
@@ -123,12 +124,22 @@ class ForkedKernel:
         self.send_signal(signal.SIGTERM)
 
 
+def forkable(cmd: list[str]) -> bool:
+    """Whether the zygote can stand in for ``cmd``: ipykernel run by this very interpreter (a kernel spec
+    naming another Python, or another kernel, is launched as usual)."""
+    if len(cmd) < 3 or cmd[1:3] != ["-m", "ipykernel_launcher"]:
+        return False
+    program = shutil.which(cmd[0]) or cmd[0]
+    return os.path.exists(program) and os.path.samefile(program, sys.executable)
+
+
 class WarmProvisioner(LocalProvisioner):
     async def launch_kernel(self, cmd: list[str], **kwargs) -> dict:
-        env = dict(kwargs.get("env") or os.environ)
-        self.process = ForkedKernel(zygote().fork(cmd, kwargs.get("cwd") or os.getcwd(), env))
-        self.pid = self.pgid = self.process.pid
-        self.cwd = kwargs.get("cwd", os.getcwd())
+        if not forkable(cmd):
+            return await super().launch_kernel(cmd, **kwargs)
+        self.cwd = kwargs.get("cwd") or os.getcwd()
+        self.process = ForkedKernel(zygote().fork(cmd, self.cwd, dict(kwargs.get("env") or os.environ)))
+        self.pid = self.pgid = self.process.pid  # the kernel leads its own session
         return self.connection_info
 
 
@@ -152,9 +163,10 @@ def _kernel(request: dict) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ["JPY_PARENT_PID"] = str(os.getppid())  # the kernel exits with the zygote
-    argv = request["argv"]
-    module = argv.index("-m") + 1
-    sys.argv = [argv[module], *argv[module + 1:]]
+    import importlib.util
+
+    # as `python -m ipykernel_launcher -f ...` sets it: the module's file, then the arguments
+    sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *request["argv"][3:]]
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance()
@@ -183,6 +195,8 @@ def serve(request_fd: int, reply_fd: int) -> None:
                 requests.close()
                 replies.close()
                 _kernel(request)
+            except SystemExit as done:
+                status = done.code if isinstance(done.code, int) else int(done.code is not None)
             except BaseException:  # noqa: B036 - the child must never return into the zygote's loop
                 traceback.print_exc()
                 status = 1

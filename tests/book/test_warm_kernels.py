@@ -110,6 +110,9 @@ def test_kernels_end_with_their_zygote(tmp_path):
     assert _gone_within(pid, 15)  # ipykernel's parent poller looks once a second
 
 
-def test_only_an_ipykernel_command_is_forked(tmp_path):
+def test_only_ipykernel_of_this_interpreter_is_forked(tmp_path):
+    assert wk.forkable([sys.executable, "-m", "ipykernel_launcher", "-f", "k.json"])
+    assert not wk.forkable([sys.executable, "-c", "print(1)"])
+    assert not wk.forkable([str(tmp_path / "python"), "-m", "ipykernel_launcher", "-f", "k.json"])  # another Python
     with pytest.raises(ValueError, match="ipykernel_launcher"):
         wk.zygote().fork([sys.executable, "-c", "print(1)"], tmp_path, dict(os.environ))
