@@ -129,8 +129,11 @@ def forkable(cmd: list[str]) -> bool:
     naming another Python, or another kernel, is launched as usual)."""
     if len(cmd) < 3 or cmd[1:3] != ["-m", "ipykernel_launcher"]:
         return False
-    program = shutil.which(cmd[0]) or cmd[0]
-    return os.path.exists(program) and os.path.samefile(program, sys.executable)
+    program = os.path.abspath(shutil.which(cmd[0]) or cmd[0])
+    here = os.path.abspath(sys.executable)
+    # The same folder too: two venvs of one Python link to the same file but see different packages.
+    return (os.path.exists(program) and os.path.dirname(program) == os.path.dirname(here)
+            and os.path.samefile(program, here))
 
 
 class WarmProvisioner(LocalProvisioner):

@@ -113,6 +113,9 @@ def test_kernels_end_with_their_zygote(tmp_path):
 def test_only_ipykernel_of_this_interpreter_is_forked(tmp_path):
     assert wk.forkable([sys.executable, "-m", "ipykernel_launcher", "-f", "k.json"])
     assert not wk.forkable([sys.executable, "-c", "print(1)"])
-    assert not wk.forkable([str(tmp_path / "python"), "-m", "ipykernel_launcher", "-f", "k.json"])  # another Python
+    assert not wk.forkable([str(tmp_path / "python"), "-m", "ipykernel_launcher", "-f", "k.json"])  # no such Python
+    (tmp_path / "venv").mkdir()
+    (tmp_path / "venv" / "python").symlink_to(os.path.realpath(sys.executable))  # another venv of this Python
+    assert not wk.forkable([str(tmp_path / "venv" / "python"), "-m", "ipykernel_launcher", "-f", "k.json"])
     with pytest.raises(ValueError, match="ipykernel_launcher"):
         wk.zygote().fork([sys.executable, "-c", "print(1)"], tmp_path, dict(os.environ))
