@@ -35,8 +35,8 @@ import traceback
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
-# What the chapters' first cells import, and the kernel's own modules except ipykernel.kernelapp, whose
-# class body reads the environment (JPY_PARENT_PID) that each kernel has its own of.
+# What the chapters' first cells import, and the kernel's own modules but ipykernel.kernelapp: its class
+# body reads JPY_PARENT_PID from the environment, which is each kernel's own.
 PRELOAD = ("numpy", "scipy.optimize", "scipy.special", "scipy.stats", "scipy.linalg", "torch",
            "matplotlib", "matplotlib.pyplot", "ipywidgets", "copylib", "ipykernel.ipkernel")
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
