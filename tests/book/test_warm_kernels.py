@@ -119,3 +119,14 @@ def test_only_ipykernel_of_this_interpreter_is_forked(tmp_path):
     assert not wk.forkable([str(tmp_path / "venv" / "python"), "-m", "ipykernel_launcher", "-f", "k.json"])
     with pytest.raises(ValueError, match="ipykernel_launcher"):
         wk.zygote().fork([sys.executable, "-c", "print(1)"], tmp_path, dict(os.environ))
+
+
+def test_without_a_zygote_the_notebook_runs_in_a_fresh_kernel(tmp_path, monkeypatch, capfd):
+    def broken():
+        raise RuntimeError("the kernel zygote did not start (exit code 1)")
+
+    monkeypatch.setattr(wk, "zygote", broken)
+    nb = _run(_notebook(PID), tmp_path, warm=True)
+    pid, ppid, _ = map(int, nb.cells[0].outputs[0]["text"].split())
+    assert ppid == os.getpid()  # started by jupyter_client as usual
+    assert "no zygote" in capfd.readouterr().err
