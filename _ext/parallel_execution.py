@@ -139,6 +139,22 @@ def _execute(notebook, path: str, timeout, allow_errors: bool):
     return executed, float(arrays["seconds"]), None, not ran
 
 
+def die_with_parent(parent: int, interval: float = 0.5) -> None:
+    """Pool initializer: end this worker (its zygote and kernel follow) once ``parent`` is gone.
+
+    A worker blocked on the pool's queue does not notice a parent that was killed (the
+    test session stops an unfinished build with SIGKILL), and would idle on forever.
+    """
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="die-with-parent").start()
+
+
 def _notebooks(env, docnames):
     """(docname, path, notebook) of every document to read that myst-nb treats as a notebook."""
     from myst_nb.core.read import create_nb_reader
@@ -175,7 +191,8 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
     sources = {docname: notebook for docname, _, notebook in todo}
     logger.info(f"executing {len(todo)} notebooks in {n_jobs} processes (or taking them from the result cache)")
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_execute, notebook, str(path), config.execution_timeout,
                                config.execution_allow_errors): (docname, path)
                    for docname, path, notebook in todo}

@@ -108,3 +108,42 @@ def test_key_follows_the_file_bytes_and_the_scale(monkeypatch):
     assert ext.chapter_key(b"text ") != base
     monkeypatch.setenv("COPYHEAD_SCALE", "paper")
     assert ext.chapter_key(b"text")["scale"] == "paper"
+
+
+POOL = """
+import multiprocessing, os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+sys.path.insert(0, {ext!r})
+import parallel_execution as ext
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=ext.die_with_parent, initargs=(os.getpid(), 0.1))
+    print(pool.submit(os.getpid).result(), flush=True)
+    pool.submit(time.sleep, 600)
+    time.sleep(600)
+"""
+
+
+def test_a_worker_ends_when_the_build_is_killed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "pool.py"
+    script.write_text(POOL.format(ext=str(ROOT / "_ext")))
+    build = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    worker = int(build.stdout.readline())
+    os.kill(build.pid, signal.SIGKILL)
+    build.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError("the pool worker outlived its killed parent by 10 s")
