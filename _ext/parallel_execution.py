@@ -6,10 +6,11 @@ through the build. This extension runs when Sphinx has decided which documents
 to read (``env-before-read-docs``): it empties the build's jupyter cache, executes
 every notebook among them in a pool of worker processes (one kernel each, the
 chapter's own directory as working directory, as myst-nb would) and stores each
-executed notebook in that cache. The kernels are forked from a process per worker
-that has imported numpy, scipy, torch and copylib once (:mod:`warm_kernels`), so
-a chapter does not spend its first seconds importing them again. myst-nb, in ``cache`` mode, then reads every
-chapter's outputs from the cache instead of executing it again.
+executed notebook in that cache. myst-nb, in ``cache`` mode, then reads every
+chapter's outputs from the cache instead of executing it again. The kernels are
+forked from a process per worker that has imported numpy, scipy, torch and
+copylib once (``_ext/warm_kernels.py``), so a chapter does not spend its first
+seconds importing them again.
 
 The jupyter cache is emptied first because its key is the notebook's code only,
 blind to a change in copylib. Instead, each executed chapter is kept in copylib's
