@@ -14,12 +14,16 @@
   (:mod:`binder_env`: a venv, pip, ``binder/postBuild``), also started in the background
   when collection ends, if a Binder test was collected; its tests run after the library
   tests and before those on the book build.
+* ``rendered_pages``: every page of the build opened in Chromium. That waits on page loads
+  and MathJax more than it uses a core, so it runs in a background thread as soon as the
+  build is done, while the library tests go on.
 * ``one_thread``: torch on one intra-op thread for a module of tiny tensors
   (``pytestmark = pytest.mark.usefixtures("one_thread")``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -118,7 +122,46 @@ class _BackgroundBuild:
             self.proc.wait()
 
 
+class _BackgroundPages:
+    """:func:`browser_helpers.render_pages` of the session's build, in a daemon thread that waits for
+    the build (with its own Playwright and server: the sync API is one instance per thread)."""
+
+    def __init__(self, build: _BackgroundBuild):
+        import threading
+
+        self._build, self._pages, self._error = build, None, None
+        self._thread = threading.Thread(target=self._work, daemon=True, name="render-pages")
+        self._thread.start()
+
+    def _work(self) -> None:
+        import traceback
+
+        try:
+            built = self._build.result()
+            if built.returncode != 0:
+                return  # built_site fails every test that needs the pages
+            from browser_helpers import CHROMIUM, CHROMIUM_ARGS, render_pages
+            from playwright.sync_api import sync_playwright
+
+            with _served(built.html) as url, sync_playwright() as p:
+                chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                try:
+                    self._pages = render_pages(chromium, url, built.html)
+                finally:
+                    chromium.close()
+        except Exception:  # noqa: BLE001 - reported by the fixture, in the main thread
+            self._error = traceback.format_exc()
+
+    def result(self):
+        """The rendered pages; ``None`` if the build failed; fails the test if rendering raised."""
+        self._thread.join()
+        if self._error is not None:
+            pytest.fail("opening the pages in Chromium (in the background) failed:\n" + self._error)
+        return self._pages
+
+
 _BUILD: list[_BackgroundBuild] = []
+_PAGES: list[_BackgroundPages] = []  # started with the build if a collected test uses rendered_pages
 _BINDER: list = []  # the binder_env.Background of this session, if a Binder test was collected
 
 
@@ -132,6 +175,17 @@ def pytest_collection_finish(session):
     if os.environ.get("COPYHEAD_SITE") or not any(_uses_build(item) for item in session.items):
         return
     _BUILD.append(_BackgroundBuild(factory.mktemp("site")))
+    if any("rendered_pages" in getattr(item, "fixturenames", ()) for item in session.items) and _can_browse():
+        _PAGES.append(_BackgroundPages(_BUILD[0]))
+
+
+def _can_browse() -> bool:
+    """Playwright importable and a Chromium found (else the browser tests skip, saying why)."""
+    import importlib.util
+    import shutil
+
+    return (importlib.util.find_spec("playwright") is not None
+            and any(map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))))
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -184,9 +238,9 @@ def built_site(book_build) -> Path:
     return book_build.html
 
 
-@pytest.fixture(scope="session")
-def site_url(built_site):
-    """The built site served on localhost by a thread, as its base URL."""
+@contextlib.contextmanager
+def _served(html: Path):
+    """``html`` served on localhost by a thread; yields its base URL."""
     import functools
     import threading
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -195,10 +249,20 @@ def site_url(built_site):
         def log_message(self, *args):
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(built_site)))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(html)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site):
+    """The built site served on localhost by a thread, as its base URL."""
+    with _served(built_site) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -221,7 +285,8 @@ def rendered_pages(built_site, site_url, browser):
     (``browser_helpers.render_pages``): what ``test_site.py`` and ``test_math_browser.py`` inspect."""
     from browser_helpers import render_pages
 
-    return render_pages(browser, site_url, built_site)
+    pages = _PAGES[0].result() if _PAGES else None
+    return pages if pages is not None else render_pages(browser, site_url, built_site)
 
 
 # Sphinx's own markers; with -W every WARNING line is a reason the build failed.
