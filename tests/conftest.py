@@ -14,9 +14,9 @@
   (:mod:`binder_env`: a venv, pip, ``binder/postBuild``), also started in the background
   when collection ends, if a Binder test was collected; its tests run after the library
   tests and before those on the book build.
-* ``rendered_pages``: every page of the build opened in Chromium. That waits on page loads
-  and MathJax more than it uses a core, so it runs in a background thread as soon as the
-  build is done, while the library tests go on.
+* ``rendered_pages`` (every page of the build opened in Chromium) and ``explored_site``
+  (every explorer's controls moved): they wait on the browser more than they use a core, so
+  each runs in a background thread as soon as the build is done, while the library tests go on.
 * ``one_thread``: torch on one intra-op thread for a module of tiny tensors
   (``pytestmark = pytest.mark.usefixtures("one_thread")``).
 """
@@ -122,46 +122,66 @@ class _BackgroundBuild:
             self.proc.wait()
 
 
-class _BackgroundPages:
-    """:func:`browser_helpers.render_pages` of the session's build, in a daemon thread that waits for
-    the build (with its own Playwright and server: the sync API is one instance per thread)."""
+class _AfterBuild:
+    """``work(html, base_url)`` in a daemon thread once the session's build has succeeded, with the
+    site served by a server of its own (Playwright's sync API is one instance per thread)."""
 
-    def __init__(self, build: _BackgroundBuild):
+    def __init__(self, build: _BackgroundBuild, work):
         import threading
 
-        self._build, self._pages, self._error = build, None, None
-        self._thread = threading.Thread(target=self._work, daemon=True, name="render-pages")
+        self._build, self._work, self._value, self._error = build, work, None, None
+        self._thread = threading.Thread(target=self._run, daemon=True, name=work.__name__)
         self._thread.start()
 
-    def _work(self) -> None:
+    def _run(self) -> None:
         import traceback
 
         try:
             built = self._build.result()
             if built.returncode != 0:
-                return  # built_site fails every test that needs the pages
-            from browser_helpers import CHROMIUM, CHROMIUM_ARGS, render_pages
-            from playwright.sync_api import sync_playwright
-
-            with _served(built.html) as url, sync_playwright() as p:
-                chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                try:
-                    self._pages = render_pages(chromium, url, built.html)
-                finally:
-                    chromium.close()
+                return  # built_site fails every test that needs this
+            with _served(built.html) as url:
+                self._value = self._work(built.html, url)
         except Exception:  # noqa: BLE001 - reported by the fixture, in the main thread
             self._error = traceback.format_exc()
 
     def result(self):
-        """The rendered pages; ``None`` if the build failed; fails the test if rendering raised."""
+        """The work's value; ``None`` if the build failed; fails the test if the work raised."""
         self._thread.join()
         if self._error is not None:
-            pytest.fail("opening the pages in Chromium (in the background) failed:\n" + self._error)
-        return self._pages
+            pytest.fail(f"{self._work.__name__} (in the background, after the build) failed:\n{self._error}")
+        return self._value
+
+
+def _render_pages(html: Path, url: str):
+    from browser_helpers import CHROMIUM, CHROMIUM_ARGS, render_pages
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            return render_pages(chromium, url, html)
+        finally:
+            chromium.close()
+
+
+def _explore_site(html: Path, url: str):
+    from browser_helpers import explore_site
+
+    return explore_site(html, url)
+
+
+# The browser's work on the build: it waits on page loads, MathJax and the explorers' controls more
+# than it uses a core, so it starts as soon as the build is done, while the library tests go on.
+_BROWSER_WORK = {"rendered_pages": _render_pages, "explored_site": _explore_site}
+_AFTER: dict[str, _AfterBuild] = {}  # fixture name -> its background work, if a collected test uses it
+
+
+def _after_build(fixture: str):
+    return _AFTER[fixture].result() if fixture in _AFTER else None
 
 
 _BUILD: list[_BackgroundBuild] = []
-_PAGES: list[_BackgroundPages] = []  # started with the build if a collected test uses rendered_pages
 _BINDER: list = []  # the binder_env.Background of this session, if a Binder test was collected
 
 
@@ -175,8 +195,10 @@ def pytest_collection_finish(session):
     if os.environ.get("COPYHEAD_SITE") or not any(_uses_build(item) for item in session.items):
         return
     _BUILD.append(_BackgroundBuild(factory.mktemp("site")))
-    if any("rendered_pages" in getattr(item, "fixturenames", ()) for item in session.items) and _can_browse():
-        _PAGES.append(_BackgroundPages(_BUILD[0]))
+    if _can_browse():
+        for fixture, work in _BROWSER_WORK.items():
+            if any(fixture in getattr(item, "fixturenames", ()) for item in session.items):
+                _AFTER[fixture] = _AfterBuild(_BUILD[0], work)
 
 
 def _can_browse() -> bool:
@@ -285,8 +307,18 @@ def rendered_pages(built_site, site_url, browser):
     (``browser_helpers.render_pages``): what ``test_site.py`` and ``test_math_browser.py`` inspect."""
     from browser_helpers import render_pages
 
-    pages = _PAGES[0].result() if _PAGES else None
+    pages = _after_build("rendered_pages")
     return pages if pages is not None else render_pages(browser, site_url, built_site)
+
+
+@pytest.fixture(scope="session")
+def explored_site(built_site, site_url, browser):
+    """Every control of every explorer on the site moved (``browser_helpers.explore_site``):
+    (explorer pages, problems, moves). ``browser`` is requested for its skips only."""
+    from browser_helpers import explore_site
+
+    found = _after_build("explored_site")
+    return found if found is not None else explore_site(built_site, site_url)
 
 
 # Sphinx's own markers; with -W every WARNING line is a reason the build failed.
