@@ -26,14 +26,19 @@ usual traceback.
 
 Configuration (``sphinx: config:`` in ``_config.yml``):
 
-* ``copyhead_execute_last``: docnames executed after all the others, by myst-nb
-  itself (the validation report reads the check records the chapters write);
+* ``copyhead_execute_last``: docnames executed after all the others, in the same
+  pool but never taken from the result cache (the validation report reads the check
+  records the chapters write, which are not part of its key);
 * ``copyhead_execution_jobs``: the number of workers; 0 (the default) takes the
   environment variable ``COPYHEAD_BUILD_JOBS`` if set, else the number of CPUs
   this process may use.
 
 The pool starts the longest chapters first (by number of code cells, a proxy
-known before anything runs), so the last one to finish is a short one.
+known before anything runs), so the last one to finish is a short one. While it
+runs, this process, which only waits, imports copylib for the API page's autodoc,
+which would otherwise import it after the pool. Sphinx then writes the pages in
+parallel as well (its reading stays serial: sphinx_multitoc_numbering does not
+declare itself safe for parallel reading, and -W would fail on that warning).
 """
 
 from __future__ import annotations
@@ -97,8 +102,8 @@ def _warm_kernels():
     return sys.modules["warm_kernels"]
 
 
-def _execute(notebook, path: str, timeout, allow_errors: bool):
-    """Worker: one chapter, executed or taken from the result cache.
+def _execute(notebook, path: str, timeout, allow_errors: bool, use_cache: bool = True):
+    """Worker: one chapter, executed or taken from the result cache (``use_cache``; else always executed).
 
     Returns the executed notebook, its run time (that of the execution it comes
     from), the error text (``None`` if it ran) and whether it came from the cache.
@@ -130,7 +135,7 @@ def _execute(notebook, path: str, timeout, allow_errors: bool):
                 "checks": np.frombuffer(checks, dtype=np.uint8), "seconds": result.time}
 
     try:
-        arrays = cached(run, chapter_key(source.read_bytes()), name="chapter." + source.stem)
+        arrays = cached(run, chapter_key(source.read_bytes()), name="chapter." + source.stem) if use_cache else run()
     except _Failed as failed:
         return None, failed.seconds, failed.text, False
     if not ran and arrays["checks"].size:
@@ -180,38 +185,45 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
     if config.execution_mode != "cache" or not docnames:
         return
     from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
 
     cache = get_cache(config.execution_cache_path)
     cache.clear_cache()
     last = set(app.config.copyhead_execute_last)
-    todo = [item for item in _notebooks(env, docnames) if item[0] not in last]
-    todo.sort(key=lambda item: _code_cells(item[2]), reverse=True)
-    if not todo:
+    found = _notebooks(env, docnames)
+    todo = sorted((item for item in found if item[0] not in last), key=lambda item: _code_cells(item[2]),
+                  reverse=True)
+    after = [item for item in found if item[0] in last]
+    if not found:
         return
-    sources = {docname: notebook for docname, _, notebook in todo}
-    logger.info(f"executing {len(todo)} notebooks in {n_jobs} processes (or taking them from the result cache)")
+    logger.info(f"executing {len(found)} notebooks in {n_jobs} processes (or taking them from the result cache)")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        futures = {pool.submit(_execute, notebook, str(path), config.execution_timeout,
-                               config.execution_allow_errors): (docname, path)
-                   for docname, path, notebook in todo}
-        for future in as_completed(futures):
-            docname, path = futures[future]
-            executed, seconds, error, from_cache = future.result()
-            if error is not None:
-                last_line = error.strip().splitlines()[-1] if error.strip() else "?"
-                logger.info(f"{docname}: failed in the pool after {seconds:.0f} s ({last_line}); "
-                            "myst-nb executes it again and reports the error")
-                continue
-            cache.cache_notebook_bundle(CacheBundleIn(executed, str(path),
-                                                      data={"execution_seconds": seconds}),
-                                        check_validity=False, overwrite=True)
-            app.copyhead_pooled[docname] = sources[docname]
-            logger.info(f"{docname}: " + (f"from the result cache (executed in {seconds:.0f} s)" if from_cache
-                                          else f"executed in {seconds:.0f} s"))
-    logger.info(f"{len(todo)} notebooks done in {time.perf_counter() - start:.0f} s")
+        for batch, use_cache in ((todo, True), (after, False)):
+            futures = {pool.submit(_execute, notebook, str(path), config.execution_timeout,
+                                   config.execution_allow_errors, use_cache): (docname, path, notebook)
+                       for docname, path, notebook in batch}
+            if use_cache:
+                import copylib  # noqa: F401  (autodoc's import, done while this process waits)
+            for future in as_completed(futures):
+                _store(app, cache, *futures[future], *future.result())
+    logger.info(f"{len(found)} notebooks done in {time.perf_counter() - start:.0f} s")
+
+
+def _store(app, cache, docname, path, notebook, executed, seconds, error, from_cache) -> None:
+    """Put a chapter executed in the pool into myst-nb's jupyter cache (or log its failure)."""
+    from jupyter_cache.base import CacheBundleIn
+
+    if error is not None:
+        last_line = error.strip().splitlines()[-1] if error.strip() else "?"
+        logger.info(f"{docname}: failed in the pool after {seconds:.0f} s ({last_line}); "
+                    "myst-nb executes it again and reports the error")
+        return
+    cache.cache_notebook_bundle(CacheBundleIn(executed, str(path), data={"execution_seconds": seconds}),
+                                check_validity=False, overwrite=True)
+    app.copyhead_pooled[docname] = notebook
+    logger.info(f"{docname}: " + (f"from the result cache (executed in {seconds:.0f} s)" if from_cache
+                                  else f"executed in {seconds:.0f} s"))
 
 
 def write_executed(app, env):
@@ -235,10 +247,16 @@ def write_executed(app, env):
         target.write_text(nbformat.writes(merged), encoding="utf-8")
 
 
+def write_in_parallel(app, env):
+    """Let Sphinx write with one process per CPU besides this one (the reading is done)."""
+    app.parallel = max(app.parallel, jobs(app.config.copyhead_execution_jobs) + 1)
+
+
 def setup(app):
     app.copyhead_pooled = {}  # docname -> the notebook as read, for the chapters executed in the pool
     app.add_config_value("copyhead_execute_last", [], "env", types=[list])
     app.add_config_value("copyhead_execution_jobs", 0, "env", types=[int])
     app.connect("env-before-read-docs", execute_in_parallel)
     app.connect("env-updated", write_executed)
+    app.connect("env-updated", write_in_parallel)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

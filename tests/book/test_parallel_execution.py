@@ -92,6 +92,17 @@ def test_cache_off_always_executes(book, monkeypatch):
     assert (book / "runs").read_text() == "xx"
 
 
+def test_a_page_run_last_executes_every_time_and_is_not_cached(book):
+    # the validation report: its inputs are the other chapters' records, which its key does not see
+    path = _chapter(book, CODE)
+    run_last = [ext._execute(_notebook(CODE), str(path), 60, False, use_cache=False) for _ in range(2)]
+    assert all(error is None and not from_cache for _, _, error, from_cache in run_last)
+    assert run_last[0][0].cells[0].outputs[0]["text"].strip() == "ran"
+    assert (book / "runs").read_text() == "xx"
+    assert not list((book / "cache").glob("chapter.tiny-*"))
+    assert not _run(path)[3]  # nothing cached for the ordinary path either
+
+
 def test_failing_chapter_is_reported_and_not_cached(book):
     code = "raise RuntimeError('broken chapter')"
     path = _chapter(book, code)
