@@ -43,6 +43,7 @@ declare itself safe for parallel reading, and -W would fail on that warning).
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import time
@@ -203,8 +204,8 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
             futures = {pool.submit(_execute, notebook, str(path), config.execution_timeout,
                                    config.execution_allow_errors, use_cache): (docname, path, notebook)
                        for docname, path, notebook in batch}
-            if use_cache:
-                import copylib  # noqa: F401  (autodoc's import, done while this process waits)
+            if use_cache:  # autodoc's import of copylib, done while this process waits
+                importlib.import_module("copylib")
             for future in as_completed(futures):
                 _store(app, cache, *futures[future], *future.result())
     logger.info(f"{len(found)} notebooks done in {time.perf_counter() - start:.0f} s")
