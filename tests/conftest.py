@@ -8,8 +8,8 @@
 * ``book_build``: one clean book build per test session (exit code, log, folder);
   ``built_site``: its ``_build/html``, failing if the build failed. The build is
   the session's only execution of the chapters. It starts in the background as
-  soon as the tests are collected, and the tests that use it run last: the
-  library tests (one core) run meanwhile.
+  soon as collection finds the first test that needs it, and the tests that use it
+  run last: the library tests (one core) run meanwhile.
 * ``binder_environment``: the Binder-like environment of ``tests/book/test_binder.py``
   (:mod:`binder_env`: a venv, pip, ``binder/postBuild``), also started in the background
   when collection ends, if a Binder test was collected; its tests run after the library
@@ -100,7 +100,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 class _BackgroundBuild:
-    """The session's book build, started when collection ends if a collected test needs it."""
+    """The session's book build, started when collection finds the first test that needs it."""
 
     def __init__(self, out: Path):
         self.out = out
@@ -185,16 +185,24 @@ _BUILD: list[_BackgroundBuild] = []
 _BINDER: list = []  # the binder_env.Background of this session, if a Binder test was collected
 
 
+def pytest_itemcollected(item):
+    """Start the book build as soon as collection finds the first test that needs it: the rest of
+    collection, on one core, then overlaps the build instead of delaying it."""
+    if not _BUILD and _uses_build(item) and not os.environ.get("COPYHEAD_SITE"):
+        # pytest's own temporary-directory factory (the fixture is not available in a hook).
+        _BUILD.append(_BackgroundBuild(item.config._tmp_path_factory.mktemp("site")))
+
+
 def pytest_collection_finish(session):
-    # pytest's own temporary-directory factory (the fixture is not available in a hook).
     factory = session.config._tmp_path_factory
     if any(_uses_binder(item) for item in session.items):
         import binder_env
 
         _BINDER.append(binder_env.Background(factory.mktemp("binder")))
-    if os.environ.get("COPYHEAD_SITE") or not any(_uses_build(item) for item in session.items):
+    if _BUILD and not any(_uses_build(item) for item in session.items):
+        _BUILD.pop().stop()  # every test that needed it was deselected (-k, -m)
+    if not _BUILD:
         return
-    _BUILD.append(_BackgroundBuild(factory.mktemp("site")))
     if _can_browse():
         for fixture, work in _BROWSER_WORK.items():
             if any(fixture in getattr(item, "fixturenames", ()) for item in session.items):
