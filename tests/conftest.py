@@ -298,33 +298,44 @@ def site_url(built_site):
 @pytest.fixture(scope="session")
 def browser():
     """Playwright driving the system Chromium (``executable_path``: no browser download)."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+    sync_api = _skip_without_browser()
     from browser_helpers import CHROMIUM, CHROMIUM_ARGS
 
-    if CHROMIUM is None:
-        pytest.skip("Chromium not found: install Debian's `chromium` package (the README's test command does)")
     with sync_api.sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 
 
+def _skip_without_browser():
+    """``playwright.sync_api``; skips the test if it or Chromium is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+    from browser_helpers import CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("Chromium not found: install Debian's `chromium` package (the README's test command does)")
+    return sync_api
+
+
 @pytest.fixture(scope="session")
-def rendered_pages(built_site, site_url, browser):
+def rendered_pages(built_site, site_url, request):
     """Every page of the build opened once in Chromium, after its scripts ran
-    (``browser_helpers.render_pages``): what ``test_site.py`` and ``test_math_browser.py`` inspect."""
+    (``browser_helpers.render_pages``): what ``test_site.py`` and ``test_math_browser.py`` inspect.
+    A browser of its own is launched only if the background did not do it."""
     from browser_helpers import render_pages
 
+    _skip_without_browser()
     pages = _after_build("rendered_pages")
-    return pages if pages is not None else render_pages(browser, site_url, built_site)
+    return pages if pages is not None else render_pages(request.getfixturevalue("browser"), site_url, built_site)
 
 
 @pytest.fixture(scope="session")
-def explored_site(built_site, site_url, browser):
+def explored_site(built_site, site_url):
     """Every control of every explorer on the site moved (``browser_helpers.explore_site``):
-    (explorer pages, problems, moves). ``browser`` is requested for its skips only."""
+    (explorer pages, problems, moves)."""
     from browser_helpers import explore_site
 
+    _skip_without_browser()
     found = _after_build("explored_site")
     return found if found is not None else explore_site(built_site, site_url)
 
