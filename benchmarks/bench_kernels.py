@@ -21,7 +21,6 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import time
@@ -41,14 +40,6 @@ from myst_nb import glue
 import copylib as cl"""
 
 
-def _warm_kernels():
-    spec = importlib.util.spec_from_file_location("warm_kernels", ROOT / "_ext" / "warm_kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["warm_kernels"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def execute(nb, warm_manager) -> float:
     """Wall seconds to execute a copy of ``nb`` in ``book/`` (``warm_manager``: a forked kernel)."""
     kwargs = {} if warm_manager is None else {"kernel_manager_class": warm_manager}
@@ -66,7 +57,10 @@ def main():
     os.environ["COPYHEAD_CACHE"] = "off"
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(name, "1")  # as the build's pool sets them
-    manager = _warm_kernels().WarmKernelManager
+    sys.path.insert(0, str(ROOT / "_ext"))  # as Sphinx's local extensions see it
+    import warm_kernels
+
+    manager = warm_kernels.WarmKernelManager
     imports = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(IMPORTS)],
                                        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                 "language": "python"}})

@@ -154,15 +154,10 @@ class _AfterBuild:
 
 
 def _render_pages(html: Path, url: str):
-    from browser_helpers import CHROMIUM, CHROMIUM_ARGS, render_pages
-    from playwright.sync_api import sync_playwright
+    from browser_helpers import launched_chromium, render_pages
 
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            return render_pages(chromium, url, html)
-        finally:
-            chromium.close()
+    with launched_chromium() as chromium:
+        return render_pages(chromium, url, html)
 
 
 def _explore_site(html: Path, url: str):
@@ -297,24 +292,19 @@ def site_url(built_site):
 
 @pytest.fixture(scope="session")
 def browser():
-    """Playwright driving the system Chromium (``executable_path``: no browser download)."""
-    sync_api = _skip_without_browser()
-    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
+    """Playwright driving the system Chromium (``browser_helpers.launched_chromium``)."""
+    _skip_without_browser()
+    from browser_helpers import launched_chromium
 
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
-def _skip_without_browser():
-    """``playwright.sync_api``; skips the test if it or Chromium is missing."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
-    from browser_helpers import CHROMIUM
-
-    if CHROMIUM is None:
+def _skip_without_browser() -> None:
+    """Skip the test, saying why, unless Playwright and Chromium are there (:func:`_can_browse`)."""
+    pytest.importorskip("playwright.sync_api", reason="playwright is in requirements.txt")
+    if not _can_browse():
         pytest.skip("Chromium not found: install Debian's `chromium` package (the README's test command does)")
-    return sync_api
 
 
 @pytest.fixture(scope="session")

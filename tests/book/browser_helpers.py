@@ -9,6 +9,7 @@ are in ``tests/conftest.py``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -27,6 +28,22 @@ NEEDS_CHROMIUM = pytest.mark.skipif(
 # As for any headless Chromium on these machines: no background connections, which the closed network refuses.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@contextlib.contextmanager
+def launched_chromium():
+    """Playwright driving the system Chromium (``executable_path``: no browser download), closed after.
+
+    Playwright's sync API is one instance per thread: each thread that browses opens its own.
+    """
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def open_offline(browser, url: str, base: str, viewport: dict, wait_until: str = "load", on_response=None,
@@ -279,18 +296,14 @@ def explore_site(html: Path, base: str) -> tuple[list[str], list[str], int]:
 
 def _explore_pages(rels: list[str], site_url: str) -> tuple[list[str], int]:
     """Every control of every explorer on the pages ``rels`` moved: (problems, number of moves)."""
-    from playwright.sync_api import sync_playwright
-
     problems, moved = [], 0
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with launched_chromium() as browser:
         for rel in rels:
             page = _open(browser, f"{site_url}/{rel}", site_url)
             found, n = _explore_page(page, rel)
             problems += found
             moved += n
             page.close()
-        browser.close()
     return problems, moved
 
 

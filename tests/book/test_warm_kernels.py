@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import time
@@ -18,16 +17,8 @@ from nbclient.exceptions import CellTimeoutError
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _module():
-    if "warm_kernels" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("warm_kernels", ROOT / "_ext" / "warm_kernels.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["warm_kernels"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["warm_kernels"]
-
-
-wk = _module()
+sys.path.insert(0, str(ROOT / "_ext"))  # as Sphinx's local extensions see it
+import warm_kernels as wk  # noqa: E402
 
 PROBE = """import os, sys
 import matplotlib
