@@ -93,7 +93,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     S = linear_theory.reduced_action(M, Qc / (L - 1), P, spec, version=version)
     curve, P1, P2 = _linear_sweep(L, V, version, _range(P_range), n_P)
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4), layout="tight")
     cs = ax.contourf(M, Qc, np.log1p(S - S.min()), levels=20, cmap="viridis")
     fig.colorbar(cs, ax=ax, label="log(1 + S - min S)")
     local = _local_minima_2d(S)
@@ -113,7 +113,6 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     bx.set_xlabel("number of training sequences $P$")
     bx.set_title("global minimum along the sweep", fontsize=9)
     bx.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
@@ -186,7 +185,7 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     S = softmax_theory.reduced_action(D, P, spec, version=version)
     S0 = S[0]
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4), layout="tight")
     ax.plot(D, S - S0, "k-", lw=1.5)
     for i, (d, f) in enumerate(zip(minima, F_min)):
         is_global = i == int(np.argmin(F_min))
@@ -211,7 +210,6 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     bx.set_ylabel("$\\Delta$ at the minima")
     bx.set_title("branches of minima", fontsize=9)
     bx.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
@@ -311,9 +309,8 @@ def attention_figure(A, title: str = ""):
     import matplotlib.pyplot as plt
 
     A = _check_attention(A)
-    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    fig, ax = plt.subplots(figsize=(4.8, 4.2), layout="tight")
     _draw_attention(fig, ax, A, title)
-    fig.tight_layout()
     return fig
 
 
@@ -378,7 +375,7 @@ def training_figure(sweeps: dict, kind: str, P: float):
     if hits.size == 0:
         raise ValueError(f"P must be one of the sample sizes of the {kind} sweep {P_k.tolist()}, got {P}")
     i = int(hits[0])
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [1, 1.15]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [1, 1.15]}, layout="tight")
     _draw_attention(fig, ax, A_k[i], f"{kind} attention, P = {P:.4g}")
     for name, (P_n, _, loss) in data.items():
         bx.plot(P_n, loss, "o-", lw=2.5 if name == kind else 1, ms=4, label=f"{name} attention")
@@ -388,7 +385,6 @@ def training_figure(sweeps: dict, kind: str, P: float):
     bx.set_ylabel("test loss per position")
     bx.set_title("test loss after training (Adam, kept run)", fontsize=9)
     bx.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
@@ -436,7 +432,7 @@ def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, Omega_max:
     Omega_max = check_positive("Omega_max", Omega_max)
     branches = softmax_marginal.marginal_branches(marginal)
     Omega = marginal.potential
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8), layout="tight")
     ax.plot(marginal.c, Omega, "k-", lw=1.5)
     ax.plot(branches.minima, np.interp(branches.minima, marginal.c, Omega), "r*", ms=12, label="local minima")
     if branches.n_minima >= 2:
@@ -454,7 +450,6 @@ def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, Omega_max:
     bx.set_xlabel("number of training sequences $P$")
     bx.set_ylabel("copy weight $c$")
     bx.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
@@ -519,7 +514,7 @@ def threshold_figure(table, L: int, V: int):
     V = check_int("V", V, 2)
     if not np.any((Lt == L) & (Vt == V)):
         raise ValueError(f"(L, V) must be a pair of the table, got ({L}, {V})")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="tight")
     for ax, sel, x, now, name in ((axes[0], Vt == V, Lt, L, "L"), (axes[1], Lt == L, Vt, V, "V")):
         order = np.argsort(x[sel])
         for key, label, color, style in _THRESHOLD_LINES:
@@ -535,7 +530,6 @@ def threshold_figure(table, L: int, V: int):
     axes[0].set_title(f"against L at V = {V}", fontsize=9)
     axes[1].set_title(f"against V at L = {L}", fontsize=9)
     axes[1].legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
@@ -582,7 +576,7 @@ def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
         raise ValueError(f"need A1, A2 (L, L), tokens (L,) and K (V, V); got {A1.shape}, {A2.shape}, "
                          f"{tokens.shape}, {K.shape}")
     P = check_positive("P", P)
-    fig, axs = plt.subplots(1, 3, figsize=(11, 3.6))
+    fig, axs = plt.subplots(1, 3, figsize=(11, 3.6), layout="tight")
     c1 = float(np.diagonal(A1, -1).mean())
     for ax, M, name in ((axs[0], A1, f"layer 1: positional head, copy weight {c1:.2f}"),
                         (axs[2], A2, "layer 2 on the sequence below the axis")):
@@ -602,7 +596,6 @@ def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
     axs[1].set_ylabel("query token")
     axs[1].set_title(f"layer 2: key matrix K (diagonal mean {np.diag(K).mean():.2f})", fontsize=9)
     fig.suptitle(f"{title} P = {P:.4g}", fontsize=10)
-    fig.tight_layout()
     return fig
 
 

@@ -133,3 +133,40 @@ def test_png_frame_shows_what_savefig_writes_in_at_most_the_palette():
     assert pixels.shape == reference.shape  # the same size as savefig at that dpi
     # 64 colours for a smooth colormap: each channel off by a few levels of 255 on average
     assert np.abs(pixels - reference).mean() < 4
+
+
+def _labelled(title, size=(4, 3)):
+    """A figure with the text an explorer frame carries: mathtext tick labels on a log axis, a legend, a title."""
+    fig, ax = plt.subplots(figsize=size, layout="tight")
+    ax.plot([1, 10, 100, 1000], [1, 2, 3, 4], label="$m$")
+    ax.axvline(30, ls=":", label="$P_1$ = 30")
+    ax.set_xscale("log")
+    ax.set_xlabel("number of training sequences $P$")
+    ax.set_title(title)
+    ax.legend()
+    return fig
+
+
+def test_a_frame_is_the_same_whichever_frames_were_drawn_before_it():
+    # Frames share one renderer (and its text caches) while the size and dpi stay the same:
+    # a frame must not depend on what the shared renderer drew before.
+    figures = [("P = 3", (4, 3)), ("another title, other text $\\alpha_1$", (4, 3)), ("a wider figure", (6, 2)),
+               ("P = 3", (4, 3)), ("a wider figure", (6, 2))]
+    alone = []
+    for title, size in figures:
+        fr._frame_canvas_class().shared.clear()  # a renderer of its own
+        alone.append(fr.png_frame(_labelled(title, size)))
+    in_sequence = [fr.png_frame(_labelled(title, size)) for title, size in figures]
+    assert in_sequence == alone
+
+
+def test_frames_of_one_size_share_a_renderer_and_a_new_size_gets_its_own():
+    canvas = fr._frame_canvas_class()
+    canvas.shared.clear()
+    fr.png_frame(_labelled("one"))
+    (first,) = canvas.shared.values()
+    fr.png_frame(_labelled("two"))
+    assert list(canvas.shared.values()) == [first]
+    fr.png_frame(_labelled("three", size=(6, 2)))
+    (other,) = canvas.shared.values()  # only the last size is kept
+    assert other is not first
