@@ -72,8 +72,8 @@ def test_decomposition_orthogonality_and_reconstruction(L):
     rng = _rng(100 + L)
     A = rng.normal(size=(4, L, L))
     J = np.ones((L, L))
-    S = shift_matrix(L)
-    D = S - J / L
+    T = shift_matrix(L)
+    D = T - J / L
     # the two symmetric directions: orthogonal, with the stated norms
     assert _frob(J / L, D) == pytest.approx(0.0, abs=1e-12)
     assert _frob(J / L, J / L) == pytest.approx(1.0, abs=1e-12)
@@ -109,8 +109,8 @@ def test_order_parameter_round_trip_exact():
 
 def test_reference_states():
     L = 6
-    J, S = np.ones((L, L)), shift_matrix(L)
-    m, q, r2 = order_parameters(np.stack([J / L, S, np.zeros((L, L))]))
+    J, T = np.ones((L, L)), shift_matrix(L)
+    m, q, r2 = order_parameters(np.stack([J / L, T, np.zeros((L, L))]))
     np.testing.assert_allclose(m, [1, 1, 0], atol=1e-14)
     np.testing.assert_allclose(q, [0, 1, 0], atol=1e-14)
     np.testing.assert_allclose(r2, [0, 0, 0], atol=1e-14)
@@ -156,14 +156,14 @@ def test_invariants_through_order_parameters(L):
 def test_copy_attention_is_row_softmax_of_gap(L):
     Delta = np.array([-3.0, 0.0, 0.7, 2.5, 10.0])
     A = copy_attention(Delta, L)
-    S = shift_matrix(L)
-    G = Delta[:, None, None] * S
+    T = shift_matrix(L)
+    G = Delta[:, None, None] * T
     np.testing.assert_allclose(A, attention(G, "softmax"), rtol=1e-13, atol=1e-16)
     c = 1.0 / (1.0 + (L - 1) * np.exp(-Delta))
     np.testing.assert_allclose(copy_weight(A), c, rtol=1e-13)
     for i, ci in enumerate(c):
-        np.testing.assert_allclose(A[i][S == 1], ci, rtol=1e-13)
-        np.testing.assert_allclose(A[i][S == 0], (1 - ci) / (L - 1), rtol=1e-12)
+        np.testing.assert_allclose(A[i][T == 1], ci, rtol=1e-13)
+        np.testing.assert_allclose(A[i][T == 0], (1 - ci) / (L - 1), rtol=1e-12)
     # order parameters of the copy state: m = 1, q = (L c - 1)/(L - 1), r2 = 0
     m, q, r2 = order_parameters(A)
     np.testing.assert_allclose(m, 1.0, rtol=1e-13)
@@ -297,8 +297,8 @@ def test_plugin_action_torch_autograd_matches_numpy():
 
 def test_copy_state_beats_pooling_at_large_P():
     spec = ModelSpec(L=8, V=4, kind="linear")
-    J, S = np.full((8, 8), 1 / 8), shift_matrix(8)
-    assert plugin_action_of_attention(S, 1e4, spec) < plugin_action_of_attention(J, 1e4, spec)
+    J, T = np.full((8, 8), 1 / 8), shift_matrix(8)
+    assert plugin_action_of_attention(T, 1e4, spec) < plugin_action_of_attention(J, 1e4, spec)
     # A = 0 has zero action (nothing learned, no Occam cost)
     assert plugin_action_of_attention(np.zeros((8, 8)), 100.0, spec) == pytest.approx(0.0, abs=1e-14)
 
@@ -358,8 +358,8 @@ def test_prior_action_softmax_is_cheapest_logit_norm():
     L = 9
     spec = ModelSpec(L=L, V=3, kind="softmax", sigma_G=0.8)
     Delta = np.array([0.3, 1.8, -1.0])
-    S, J = shift_matrix(L), np.ones((L, L))
-    g = Delta[:, None, None] * (S - J / L)  # the minimum-norm logits
+    T, J = shift_matrix(L), np.ones((L, L))
+    g = Delta[:, None, None] * (T - J / L)  # the minimum-norm logits
     np.testing.assert_allclose(attention(g, "softmax"), copy_attention(Delta, L), rtol=1e-13)
     np.testing.assert_allclose(
         prior_action_softmax(Delta, spec), (g**2).sum((-1, -2)) / (2 * spec.sigma_G**2), rtol=1e-13
