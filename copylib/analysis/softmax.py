@@ -17,7 +17,10 @@ transition, the chapter starts runs in each basin:
   or of chains that hop between the basins) crosses one half;
 * :func:`uniform_copy_attention` -- the copy pattern with a given copy weight in every row;
 * :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error
-  (leave one chain, or one group of chains sharing a data set, out).
+  (leave one chain, or one group of chains sharing a data set, out);
+* :func:`weak_double_minimum` -- the shallow double minimum of the plug-in marginal at
+  ``L = 24`` (the one computation the softmax and predictability chapters both quote);
+* :func:`finite_size_frame` -- the finite-size rows of the plug-in marginal as a table.
 
 The chapter's MCMC diagnostics (R-hat of chains grouped by data set, the range
 of ``mean(z^2)`` for correlated z-scores) are in :mod:`copylib.inference.diagnostics`.
@@ -27,21 +30,46 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 
-from ..arguments import as_real_array, check_bool, check_finite, check_int, check_positive
+from ..arguments import (
+    as_real_array,
+    check_bool,
+    check_finite,
+    check_int,
+    check_positive,
+)
 from ..inference.posterior_sampling import sample_collapsed_posterior
+from ..model.network import ModelSpec, attention, attention_logits, check_spec
 from ..model.statistics import cooccurrence
-from ..model.task import copy_task
+from ..model.task import copy_task, shift_matrix
 from ..posterior.evidence import optimal_readout
 from ..posterior.order_parameters import copy_attention
-from ..model.network import ModelSpec, attention, attention_logits, check_spec
-from ..model.task import shift_matrix
+from ..theory.softmax_marginal import (
+    FiniteSizeRow,
+    finite_size_cumulants,
+    finite_size_row,
+    marginal_scan,
+)
 
-__all__ = ["planted_logits", "planted_init", "interpolate_crossing", "state_fraction", "sample_two_starts", "p3_from_shares", "p3_from_hopping",
-           "uniform_copy_attention", "basin_mean"]
+__all__ = [
+    "DoubleMinimum",
+    "basin_mean",
+    "finite_size_frame",
+    "interpolate_crossing",
+    "p3_from_hopping",
+    "p3_from_shares",
+    "planted_init",
+    "planted_logits",
+    "sample_two_starts",
+    "state_fraction",
+    "uniform_copy_attention",
+    "weak_double_minimum",
+]
 
 
 def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
@@ -293,3 +321,151 @@ def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf, *, groups=None, re
         ok = loo[np.isfinite(loo)]
         se = float(np.sqrt((ok.size - 1) / ok.size * ((ok - ok.mean()) ** 2).sum()))
     return (mean, se, loo) if return_replicates else (mean, se)
+
+
+@dataclass(frozen=True)
+class DoubleMinimum:
+    """The double minimum of the plug-in marginal of ``c`` at one ``(L, V)``, from several Sobol sets.
+
+    Attributes
+    ----------
+    L, V, n_draws : int
+    seeds : tuple of int
+        One independent set of Sobol draws per seed.
+    rows : tuple of :class:`~copylib.theory.softmax_marginal.FiniteSizeRow`
+        :func:`~copylib.theory.softmax_marginal.finite_size_row` of each set.
+    P_lower, P_upper : float
+        The union of the coexistence windows of the sets (``nan`` if no set has two minima).
+    width : float
+        The widest window of one set (units of ``P``; ``0`` without two minima).
+    depth : float
+        The deepest shallower basin, over the scan of every window and the row's own scan
+        (nats; ``0`` without two minima).
+    delta_F_max : float
+        The largest ``Omega_copy - Omega_pool`` inside the windows (nats; negative: the copy
+        side of the barrier holds more mass everywhere in them; ``nan`` without two minima).
+    cumulants : tuple
+        The ``(spec, RowCumulants)`` of each set (for further scans).
+    """
+
+    L: int
+    V: int
+    n_draws: int
+    seeds: tuple
+    rows: tuple
+    P_lower: float
+    P_upper: float
+    width: float
+    depth: float
+    delta_F_max: float
+    cumulants: tuple = field(repr=False)
+
+    @property
+    def has_P3(self) -> bool:
+        """Whether some set has a first-order point (equal basin masses between two minima)."""
+        return any(math.isfinite(r.P3) for r in self.rows)
+
+
+def weak_double_minimum(L: int = 24, V: int = 4, *, seeds=(21, 22), n_draws: int = 8192, rel_step: float = 1e-3,
+                        n_scan: int = 17) -> DoubleMinimum:
+    """Measure the shallow double minimum of the plug-in saddlepoint marginal of ``c`` at ``(L, V)``.
+
+    For each seed, the row cumulants (:func:`~copylib.theory.softmax_marginal.finite_size_cumulants`,
+    ``n_draws`` Sobol draws, the default ``t_step``) and the finite-size row
+    (:func:`~copylib.theory.softmax_marginal.finite_size_row` with ``rel_step``); then
+    ``n_scan`` sizes across each coexistence window give the depth of the shallower basin
+    and ``Omega_copy - Omega_pool`` inside it. The defaults are the one computation that the
+    softmax and the predictability chapters both quote at ``L = 24``: the full ``n_draws`` of
+    the chapter's ``L = 32`` marginal (the depth is a few thousandths of a nat, the size of
+    the Sobol noise at fewer draws) and two Sobol sets, so that the union of their windows and
+    the largest depth bound what either set alone would report.
+
+    Parameters
+    ----------
+    L : int >= 3
+    V : int >= 2
+    seeds : sequence of int, at least one
+    n_draws : int
+        A power of 2, ``>= 16``.
+    rel_step : float in ``(0, 0.1]``
+    n_scan : int >= 3
+        Sizes across each window, ends included (only the interior ones are evaluated).
+
+    Returns
+    -------
+    DoubleMinimum
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an invalid argument (naming it).
+    """
+    L = check_int("L", L, 3)
+    V = check_int("V", V, 2)
+    n_scan = check_int("n_scan", n_scan, 3)
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__") or len(seeds) == 0:
+        raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
+    seeds = tuple(check_int("seeds", s_, 0) for s_ in seeds)
+    rows, cums, depths, dF = [], [], [], []
+    for seed in seeds:
+        spec, cum = finite_size_cumulants(L, V, np.random.default_rng(seed), n_draws=n_draws)
+        row = finite_size_row(spec, cum, rel_step=rel_step)
+        rows.append(row)
+        cums.append((spec, cum))
+        depths.append(row.max_depth)
+        if row.two_minima:
+            inside = marginal_scan(np.linspace(row.P_lower, row.P_upper, n_scan)[1:-1], spec, cum)
+            depths.append(float(inside.depth.max()))
+            dF.extend(inside.delta_F[np.isfinite(inside.delta_F)].tolist())
+    two = [r for r in rows if r.two_minima]
+    return DoubleMinimum(
+        L=L, V=V, n_draws=int(n_draws), seeds=seeds, rows=tuple(rows),
+        P_lower=min((r.P_lower for r in two), default=math.nan),
+        P_upper=max((r.P_upper for r in two), default=math.nan),
+        width=max((r.P_upper - r.P_lower for r in two), default=0.0),
+        depth=float(max(depths)) if two else 0.0,
+        delta_F_max=float(max(dF)) if dF else math.nan,
+        cumulants=tuple(cums))
+
+
+def finite_size_frame(rows, errors=None, saddle_points=None) -> pd.DataFrame:
+    """The finite-size rows of the plug-in marginal as a table, one row per ``L``.
+
+    Parameters
+    ----------
+    rows : mapping ``L -> (FiniteSizeRow, FiniteSizeRow)``
+        Two independent Sobol sets per ``L`` (A, B).
+    errors : mapping ``L -> float``, optional
+        The numerical error of the barrier above the pooling minimum (nats).
+    saddle_points : mapping ``version -> (mapping L -> P3)``, optional
+        ``P3`` of saddle-point versions (columns ``"P3 <version>"``, ``nan`` without a jump).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``L``: ``two minima`` (both sets), ``P3`` (set A; ``nan`` without a
+        first-order point), ``window`` (the coexistence window of set A, ``lower-upper``,
+        or empty), ``barrier pool``, ``barrier copy`` (nats, at ``P3``), ``error``,
+        ``window / P3``, ``sharpness`` and the saddle-point columns.
+    """
+    if not hasattr(rows, "items"):
+        raise TypeError(f"rows must be a mapping L -> (FiniteSizeRow, FiniteSizeRow), got {type(rows).__name__}")
+    errors = {} if errors is None else errors
+    saddle_points = {} if saddle_points is None else saddle_points
+    records = []
+    for n_pos, pair in rows.items():
+        if len(pair) != 2 or not all(isinstance(r, FiniteSizeRow) for r in pair):
+            raise TypeError(f"rows must map L to two FiniteSizeRow (Sobol sets A, B); got {pair!r} at L = {n_pos}")
+        a, b = pair
+        rec = {"L": int(n_pos), "two minima": "yes" if a.two_minima and b.two_minima else
+               ("one set" if a.two_minima or b.two_minima else "no"),
+               "P3": a.P3,
+               "window": f"{a.P_lower:.1f}-{a.P_upper:.1f}" if a.two_minima else "",
+               "barrier pool": a.barrier_height[0], "barrier copy": a.barrier_height[1],
+               "error": float(errors.get(n_pos, math.nan)),
+               "window / P3": a.window if math.isfinite(a.P3) else math.nan,
+               "sharpness": a.sharpness if math.isfinite(a.P3) else math.nan}
+        for version, P3_of in saddle_points.items():
+            rec[f"P3 {version}"] = float(P3_of.get(n_pos, math.nan))
+        records.append(rec)
+    return pd.DataFrame.from_records(records).set_index("L")

@@ -153,3 +153,26 @@ def test_sample_two_starts_makes_gap_moves_only_when_asked():
     assert sx.sample_two_starts([40], spec, 1, 2, n_warmup=0, thin=1, seed=3)[0].line_accept_rate is None
     with pytest.raises(ValueError, match="gap_step"):
         sx.sample_two_starts([40], spec, 1, 2, n_warmup=0, thin=1, seed=3, gap_step=-0.5)
+
+
+def test_weak_double_minimum_at_L24_has_no_first_order_point():
+    """The L = 24 double minimum (few Sobol draws here): windows, depth and masses are consistent."""
+    d = sx.weak_double_minimum(24, 4, seeds=(21, 22), n_draws=1024)
+    assert d.L == 24 and d.V == 4 and d.seeds == (21, 22) and len(d.rows) == len(d.cumulants) == 2
+    assert not d.has_P3
+    two = [r for r in d.rows if r.two_minima]
+    assert two, "at L = 24 at least one Sobol set finds two minima"
+    assert d.P_lower == min(r.P_lower for r in two) and d.P_upper == max(r.P_upper for r in two)
+    assert 0 < d.width <= d.P_upper - d.P_lower
+    assert d.depth >= max(r.max_depth for r in d.rows) and d.depth < 0.05
+    assert d.delta_F_max < 0  # the copy side holds more mass inside the windows
+
+
+def test_finite_size_frame_is_one_row_per_L():
+    d = sx.weak_double_minimum(24, 4, seeds=(21, 22), n_draws=512)
+    frame = sx.finite_size_frame({24: d.rows}, errors={24: 0.01}, saddle_points={"map": {24: 150.0}})
+    assert list(frame.index) == [24]
+    assert frame.loc[24, "P3 map"] == 150.0 and frame.loc[24, "error"] == 0.01
+    assert np.isnan(frame.loc[24, "P3"])
+    with pytest.raises(TypeError, match="rows"):
+        sx.finite_size_frame([d.rows])
