@@ -1,20 +1,57 @@
-"""Analyses of the causal-mask chapter: the order in which rows switch, and the shape of sampled draws.
+"""Analyses of the causal-mask chapter: checks of the reduced action, the order in which rows switch,
+agreement of training starts, and the shape of sampled draws.
 
-The order in which the rows switch comes from
-:func:`copylib.analysis.transitions.half_way_point` (each row's copy weight
-against ``P``). :func:`bimodality_coefficient` is the coefficient
-``(g_1^2 + 1)/(g_2 + 3)`` of a sample (skewness ``g_1``, excess kurtosis ``g_2``):
-``1/3`` for a Gaussian, ``5/9`` for a uniform distribution, ``1`` for two sharp
-states.
+* :func:`bimodality_coefficient` -- ``(g_1^2 + 1)/(g_2 + 3)`` of a sample (skewness
+  ``g_1``, excess kurtosis ``g_2``): ``1/3`` for a Gaussian, ``5/9`` for a uniform
+  distribution, ``1`` for two sharp states;
+* :func:`gap_prior_variance` -- the prior push-forward of the logits onto one causal gap;
+* :func:`plugin_agreement` -- the plug-in action against the exact evidence over data sets;
+* :func:`coexistence_scan` -- the smallest sequence length with two minima of the one-gap action;
+* :func:`start_agreement` -- Adam runs from two starts on several data sets;
+* :func:`sampled_copy_weights` -- per-chain copy weights, their errors and the bimodality of draws;
+* :func:`row_switch_order` -- the order in which rows reach half way (with
+  :func:`copylib.analysis.transitions.half_way_point`), bootstrapped over chains.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
 from scipy.stats import kurtosis, skew
 
-from ..arguments import as_real_array, check_finite
+from ..arguments import (
+    as_real_array,
+    check_finite,
+    check_generator,
+    check_int,
+    check_positive,
+)
+from ..model.network import ModelSpec, attention, check_spec
+from ..model.statistics import cooccurrence
+from ..model.task import copy_task
+from ..posterior.evidence import negative_log_evidence
+from ..posterior.order_parameters import plugin_action_of_attention
+from ..theory import causal as ct
+from .softmax import planted_logits
+from .transitions import half_way_point
 
-__all__ = ["bimodality_coefficient"]
+__all__ = [
+    "CoexistenceScan",
+    "GapPriorVariance",
+    "PluginAgreement",
+    "RowSwitchOrder",
+    "SampledCopyWeights",
+    "StartAgreement",
+    "bimodality_coefficient",
+    "coexistence_scan",
+    "gap_prior_variance",
+    "plugin_agreement",
+    "row_switch_order",
+    "sampled_copy_weights",
+    "start_agreement",
+]
 
 
 def bimodality_coefficient(x, axis: int = -1):
@@ -35,3 +72,292 @@ def bimodality_coefficient(x, axis: int = -1):
         raise ValueError(f"x must have at least 4 values along axis, got {x.shape[axis]}")
     bc = (skew(x, axis=axis) ** 2 + 1) / (kurtosis(x, axis=axis) + 3)
     return float(bc) if x.ndim == 1 else bc
+
+
+def _causal_softmax_spec(spec) -> ModelSpec:
+    spec = check_spec(spec)
+    if spec.kind != "softmax" or not spec.causal or spec.cyclic:
+        raise ValueError("spec must be a causal softmax spec (kind='softmax', causal=True, cyclic=False)")
+    return spec
+
+
+@dataclass(frozen=True)
+class GapPriorVariance:
+    """Prior draws of the logits projected on the unit-gap direction (see :func:`gap_prior_variance`).
+
+    Attributes
+    ----------
+    stiffness : float
+        ``L - H_L``, the prior stiffness of one gap in all rows (``H_L`` the harmonic number).
+    unit_norm2 : float
+        Squared norm of the unit-gap logits (equal to ``stiffness``).
+    relative_error : float
+        Sample variance of the projected gap over ``sigma_G^2 / (L - H_L)``, minus 1.
+    tolerance : float
+        Five standard errors of a relative variance estimate, ``5 sqrt(2 / (n_draws - 1))``.
+    """
+
+    stiffness: float
+    unit_norm2: float
+    relative_error: float
+    tolerance: float
+
+
+def gap_prior_variance(spec: ModelSpec, rng: np.random.Generator, n_draws: int = 20_000) -> GapPriorVariance:
+    """Push the logit prior forward to the causal gap ``Delta`` and compare its variance with ``sigma_G^2/(L - H_L)``.
+
+    Parameters
+    ----------
+    spec : a causal softmax spec; rng : the generator of the prior draws;
+    n_draws : number of prior draws of the ``L x L`` logits, ``>= 3``.
+    """
+    spec = _causal_softmax_spec(spec)
+    check_generator("rng", rng)
+    n_draws = check_int("n_draws", n_draws, 3)
+    L = spec.L
+    stiffness = float(L - np.sum(1 / np.arange(1, L + 1)))
+    unit_gap = planted_logits(1.0, L, causal=True)
+    unit_norm2 = float((unit_gap**2).sum())
+    g = spec.sigma_G * rng.normal(size=(n_draws, L, L))
+    Delta = np.einsum("nij,ij->n", g, unit_gap) / unit_norm2
+    rel = float(Delta.var(ddof=1) / (spec.sigma_G**2 / stiffness) - 1)
+    return GapPriorVariance(stiffness, unit_norm2, rel, float(5 * np.sqrt(2 / (n_draws - 1))))
+
+
+@dataclass(frozen=True)
+class PluginAgreement:
+    """Copy-minus-average action from the exact evidence over data sets and from the plug-in formula.
+
+    Attributes
+    ----------
+    exact_mean, exact_se, exact_sd : float
+        Mean, its standard error and the spread (sd) over data sets of the exact difference (nats).
+    plugin : float
+        The plug-in difference (nats).
+    relative_difference : float
+        ``|exact_mean / plugin - 1|``.
+    """
+
+    exact_mean: float
+    exact_se: float
+    exact_sd: float
+    plugin: float
+    relative_difference: float
+
+
+def plugin_agreement(spec: ModelSpec, P: int, n_sets: int, rng: np.random.Generator, Delta: float = 2.0
+                     ) -> PluginAgreement:
+    """The action of the causal copy state (gap ``Delta`` in every row) minus that of the average (``Delta = 0``).
+
+    Parameters
+    ----------
+    spec : a causal softmax spec; P : sequences per data set, ``>= 1``;
+    n_sets : data sets drawn with ``rng``, ``>= 2``; Delta : the gap of the copy state, ``> 0``.
+    """
+    spec = _causal_softmax_spec(spec)
+    P = check_int("P", P, 1)
+    n_sets = check_int("n_sets", n_sets, 2)
+    check_generator("rng", rng)
+    Delta = check_positive("Delta", Delta)
+    C = np.stack([cooccurrence(copy_task(P, spec.L, spec.V, rng, cyclic=False)[0]) for _ in range(n_sets)])
+    A = attention(planted_logits(np.array([0.0, Delta]), spec.L, causal=True), "softmax", causal=True)
+    exact = negative_log_evidence(A[1], C, spec) - negative_log_evidence(A[0], C, spec)
+    plugin = float(np.diff(plugin_action_of_attention(A, P, spec))[0])
+    mean, sd = float(exact.mean()), float(exact.std(ddof=1))
+    return PluginAgreement(mean, float(sd / np.sqrt(n_sets)), sd, plugin, abs(mean / plugin - 1))
+
+
+@dataclass(frozen=True)
+class CoexistenceScan:
+    """One-gap transitions of the causal network along a scan of sequence lengths (see :func:`coexistence_scan`).
+
+    Attributes
+    ----------
+    L : tuple of the lengths scanned, increasing.
+    transitions : tuple, per length, the :class:`copylib.theory.causal.UniformGapTransition`
+        or ``None`` where the scan of ``P`` finds no coexistence window.
+    first_L : int or None
+        The smallest length with a coexistence window.
+    last_L_without : int or None
+        The length scanned just before ``first_L`` (``None`` if ``first_L`` is the first or missing).
+    """
+
+    L: tuple
+    transitions: tuple
+    first_L: int | None
+    last_L_without: int | None
+
+    def at(self, L: int):
+        """The transition at the scanned length ``L``."""
+        if L not in self.L:
+            raise ValueError(f"L must be one of the scanned lengths {self.L}, got {L!r}")
+        return self.transitions[self.L.index(L)]
+
+
+def coexistence_scan(L_values, V: int, *, version: str = "mean_field", P_range=(1e3, 1e4),
+                     n_scan: int = 2000) -> CoexistenceScan:
+    """Scan causal softmax networks of lengths ``L_values`` (vocabulary ``V``) for two minima of the one-gap action.
+
+    Parameters
+    ----------
+    L_values : strictly increasing integers ``>= 2``; V : vocabulary size, ``>= 2``;
+    version, P_range, n_scan : passed to :func:`copylib.theory.causal.uniform_gap_transition`.
+    """
+    if isinstance(L_values, (str, bytes)) or not hasattr(L_values, "__iter__"):
+        raise TypeError(f"L_values must be a sequence of integers, got {type(L_values).__name__}")
+    Ls = tuple(check_int("L_values", n, 2) for n in L_values)
+    if not Ls or any(b <= a for a, b in pairwise(Ls)):
+        raise ValueError(f"L_values must be a non-empty, strictly increasing sequence, got {Ls}")
+    V = check_int("V", V, 2)
+    found = []
+    for n in Ls:
+        try:
+            found.append(ct.uniform_gap_transition(ModelSpec(n, V, kind="softmax", cyclic=False, causal=True),
+                                                   version=version, P_range=P_range, n_scan=n_scan))
+        except ValueError as exc:
+            if "no coexistence" not in str(exc):
+                raise
+            found.append(None)
+    i = next((k for k, t in enumerate(found) if t is not None), None)
+    first = None if i is None else Ls[i]
+    before = None if i is None or i == 0 else Ls[i - 1]
+    return CoexistenceScan(Ls, tuple(found), first, before)
+
+
+@dataclass(frozen=True)
+class StartAgreement:
+    """Final copy weights of training runs from two starts on several data sets (see :func:`start_agreement`).
+
+    Attributes
+    ----------
+    start_gap : float
+        Largest ``|c(second start) - c(first start)|`` over data sets and sample sizes.
+    seed_spread : float
+        Largest difference between consecutive data sets (first start), the measure of
+        data-set (quenched) fluctuations.
+    deviation : float
+        Largest ``|c(first start) - c_theory|``.
+    """
+
+    start_gap: float
+    seed_spread: float
+    deviation: float
+
+
+def start_agreement(c, c_theory) -> StartAgreement:
+    """Compare runs ``c`` of shape ``(n_sets, n_P, 2)`` (last axis: the two starts) with ``c_theory`` ``(n_P,)``.
+
+    ``n_sets >= 2``; every value finite.
+    """
+    c = as_real_array("c", c)
+    if c.ndim != 3 or c.shape[0] < 2 or c.shape[2] != 2:
+        raise ValueError(f"c must have shape (n_sets >= 2, n_P, 2), got {c.shape}")
+    check_finite("c", c)
+    c_theory = as_real_array("c_theory", c_theory)
+    if c_theory.shape != (c.shape[1],):
+        raise ValueError(f"c_theory must have shape ({c.shape[1]},) (n_P of c), got {c_theory.shape}")
+    check_finite("c_theory", c_theory)
+    return StartAgreement(float(np.abs(c[..., 1] - c[..., 0]).max()),
+                          float(np.abs(np.diff(c[..., 0], axis=0)).max()),
+                          float(np.abs(c[..., 0] - c_theory).max()))
+
+
+@dataclass(frozen=True)
+class SampledCopyWeights:
+    """Copy weights of sampled chains from two starts at several sample sizes (see :func:`sampled_copy_weights`).
+
+    Attributes
+    ----------
+    mean, se : ``(n_P, 2)``
+        Mean over chains of each start of the chain-mean copy weight, and its standard error.
+    mean_all, se_all : ``(n_P,)``
+        The same over the chains of both starts.
+    z_starts : ``(n_P,)``
+        ``|mean[:, 1] - mean[:, 0]|`` in standard errors of the difference.
+    bimodality : ``(n_P,)``
+        :func:`bimodality_coefficient` of the pooled draws of the mean copy weight.
+    row_chain_means : ``(n_P, 2 n_chains, n_rows)``
+        Chain means of every row's copy weight (the chains of both starts).
+    """
+
+    mean: np.ndarray
+    se: np.ndarray
+    mean_all: np.ndarray
+    se_all: np.ndarray
+    z_starts: np.ndarray
+    bimodality: np.ndarray
+    row_chain_means: np.ndarray
+
+
+def sampled_copy_weights(c_rows) -> SampledCopyWeights:
+    """Summarise per-row copy weights ``c_rows`` of shape ``(n_P, 2, n_chains, n_draws, n_rows)``.
+
+    Axis 1 is the start (two starts); ``n_chains >= 2``, ``2 n_chains n_draws >= 4``; finite values.
+    The copy weight of a draw is its mean over rows.
+    """
+    c_rows = as_real_array("c_rows", c_rows)
+    if c_rows.ndim != 5 or c_rows.shape[1] != 2 or c_rows.shape[2] < 2 or 2 * c_rows.shape[2] * c_rows.shape[3] < 4:
+        raise ValueError(f"c_rows must have shape (n_P, 2, n_chains >= 2, n_draws, n_rows), got {c_rows.shape}")
+    check_finite("c_rows", c_rows)
+    n_P, _, n_chains, _, n_rows = c_rows.shape
+    c = c_rows.mean(-1)  # (P, start, chain, draw)
+    chain_means = c.mean(-1)
+    mean, se = chain_means.mean(-1), chain_means.std(-1, ddof=1) / np.sqrt(n_chains)
+    pooled = chain_means.reshape(n_P, -1)
+    se_all = pooled.std(-1, ddof=1) / np.sqrt(2 * n_chains)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(mean[:, 1] - mean[:, 0]) / np.hypot(se[:, 0], se[:, 1])
+    z = np.where(mean[:, 1] == mean[:, 0], 0.0, z)
+    return SampledCopyWeights(mean, se, pooled.mean(-1), se_all, z,
+                              np.asarray(bimodality_coefficient(c.reshape(n_P, -1), axis=1)),
+                              c_rows.reshape(n_P, 2 * n_chains, -1, n_rows).mean(2))
+
+
+@dataclass(frozen=True)
+class RowSwitchOrder:
+    """Where groups of rows reach half way, and how robustly they are ordered (see :func:`row_switch_order`).
+
+    Attributes
+    ----------
+    P_half : ``(n_rows,)``
+        Half-way ``P`` of every row's chain-averaged copy weight.
+    group_half : ``(n_groups,)``
+        Mean half-way ``P`` of each group of consecutive rows.
+    ordered_fraction : float
+        Fraction of bootstrap resamples (chains resampled within each ``P``) in which the
+        group means increase strictly from the first group to the last.
+    """
+
+    P_half: np.ndarray
+    group_half: np.ndarray
+    ordered_fraction: float
+
+
+def row_switch_order(P, row_chain_means, rng: np.random.Generator, *, n_groups: int = 3,
+                     n_boot: int = 200) -> RowSwitchOrder:
+    """Half-way points of the rows' copy weights along ``P``, in ``n_groups`` groups of consecutive rows.
+
+    Parameters
+    ----------
+    P : ``(n_P,)`` increasing sample sizes (see :func:`copylib.analysis.transitions.half_way_point`);
+    row_chain_means : ``(n_P, n_chains, n_rows)`` chain means per row (``n_rows >= n_groups``), e.g.
+        :attr:`SampledCopyWeights.row_chain_means`; every row must change between the first and last ``P``;
+    rng : the generator of the bootstrap; n_groups : ``>= 2``; n_boot : bootstrap resamples, ``>= 1``.
+    """
+    y = as_real_array("row_chain_means", row_chain_means)
+    if y.ndim != 3:
+        raise ValueError(f"row_chain_means must have shape (n_P, n_chains, n_rows), got {y.shape}")
+    check_finite("row_chain_means", y)
+    check_generator("rng", rng)
+    n_groups = check_int("n_groups", n_groups, 2)
+    n_boot = check_int("n_boot", n_boot, 1)
+    if y.shape[2] < n_groups:
+        raise ValueError(f"n_groups must be at most the number of rows {y.shape[2]}, got {n_groups}")
+    groups = np.array_split(np.arange(y.shape[2]), n_groups)
+    P_half = half_way_point(P, y.mean(1))
+    ordered = []
+    for _ in range(n_boot):
+        pick = rng.integers(0, y.shape[1], size=y.shape[:2])
+        h = half_way_point(P, np.take_along_axis(y, pick[..., None], 1).mean(1))
+        ordered.append(bool(np.all(np.diff([h[g].mean() for g in groups]) > 0)))
+    return RowSwitchOrder(P_half, np.array([P_half[g].mean() for g in groups]), float(np.mean(ordered)))

@@ -1,10 +1,12 @@
-"""Tests of copylib.analysis.causal: the bimodality coefficient."""
+"""Tests of copylib.analysis.causal: the bimodality coefficient and the chapter's analyses."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import copylib as cl
+from copylib.analysis import causal as ca
 from copylib.analysis.causal import bimodality_coefficient
 
 
@@ -25,3 +27,79 @@ def test_bimodality_coefficient_rejects_bad_input():
         bimodality_coefficient([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="axis"):
         bimodality_coefficient(np.ones((5, 5)), axis=2)
+
+
+# --------------------------------------------------------------------------
+# the chapter's analyses (copylib.analysis.causal)
+
+
+def _causal(L=8, V=3):
+    return cl.ModelSpec(L, V, kind="softmax", cyclic=False, causal=True)
+
+
+def test_gap_prior_variance_matches_the_stiffness():
+    spec = _causal(8)
+    r = ca.gap_prior_variance(spec, np.random.default_rng(0), n_draws=4000)
+    assert r.stiffness == pytest.approx(8 - sum(1 / n for n in range(1, 9)), rel=1e-14)
+    assert r.unit_norm2 == pytest.approx(r.stiffness, rel=1e-12)
+    assert abs(r.relative_error) < r.tolerance
+    with pytest.raises(ValueError, match="spec"):
+        ca.gap_prior_variance(cl.ModelSpec(8, 3, kind="softmax"), np.random.default_rng(0))
+
+
+def test_plugin_agreement_is_close_at_moderate_P():
+    r = ca.plugin_agreement(_causal(6), 200, 8, np.random.default_rng(1))
+    assert r.relative_difference < 0.05 and r.exact_sd > 0
+    assert r.exact_se == pytest.approx(r.exact_sd / np.sqrt(8))
+    assert r.relative_difference == pytest.approx(abs(r.exact_mean / r.plugin - 1))
+
+
+def test_coexistence_scan_finds_the_first_length_with_two_minima():
+    r = ca.coexistence_scan((160, 192), 4, n_scan=200)
+    assert (r.first_L, r.last_L_without) == (192, 160)
+    assert r.at(160) is None and r.at(192).P_lower < r.at(192).P3 < r.at(192).P_upper
+    none = ca.coexistence_scan((4, 6), 3, P_range=(10.0, 1e4), n_scan=20)
+    assert none.first_L is None and none.last_L_without is None
+    with pytest.raises(ValueError, match="L_values"):
+        ca.coexistence_scan((6, 4), 3)
+    with pytest.raises(ValueError, match=r"\bL\b"):
+        none.at(5)
+
+
+def test_start_agreement_reads_the_three_maxima():
+    c = np.zeros((2, 3, 2))
+    c[0, :, 0] = [0.1, 0.2, 0.3]
+    c[1, :, 0] = [0.1, 0.25, 0.3]
+    c[..., 1] = c[..., 0]
+    c[1, 2, 1] += 0.01
+    r = ca.start_agreement(c, [0.1, 0.2, 0.28])
+    assert r.start_gap == pytest.approx(0.01)
+    assert r.seed_spread == pytest.approx(0.05)
+    assert r.deviation == pytest.approx(0.05)
+    with pytest.raises(ValueError, match="c_theory"):
+        ca.start_agreement(c, [0.1, 0.2])
+
+
+def test_sampled_copy_weights_means_errors_and_rows():
+    rng = np.random.default_rng(2)
+    c_rows = rng.uniform(size=(3, 2, 4, 10, 5))
+    r = ca.sampled_copy_weights(c_rows)
+    chain_means = c_rows.mean(-1).mean(-1)
+    np.testing.assert_allclose(r.mean, chain_means.mean(-1), rtol=1e-14)
+    np.testing.assert_allclose(r.se, chain_means.std(-1, ddof=1) / 2, rtol=1e-14)
+    np.testing.assert_allclose(r.mean_all, chain_means.reshape(3, -1).mean(-1), rtol=1e-14)
+    np.testing.assert_allclose(r.z_starts, np.abs(r.mean[:, 1] - r.mean[:, 0]) / np.hypot(*r.se.T), rtol=1e-14)
+    assert r.row_chain_means.shape == (3, 8, 5) and r.bimodality.shape == (3,)
+    np.testing.assert_allclose(r.row_chain_means[:, :4], c_rows[:, 0].mean(2), rtol=1e-14)
+
+
+def test_row_switch_order_orders_rows_that_switch_later():
+    P = np.array([100.0, 200.0, 400.0, 800.0, 1600.0])
+    P_row = np.array([150.0, 220.0, 300.0, 420.0, 600.0, 900.0])  # each row's half-way point
+    y = 1 / (1 + (P_row[None, :] / P[:, None]) ** 3)
+    noise = 1e-3 * np.random.default_rng(3).normal(size=(5, 6, 6))
+    r = ca.row_switch_order(P, y[:, None, :] + noise, np.random.default_rng(4), n_boot=50)
+    assert (np.diff(r.group_half) > 0).all() and r.ordered_fraction == 1.0
+    assert r.P_half.shape == (6,) and (np.diff(r.P_half) > 0).all()
+    with pytest.raises(ValueError, match="n_groups"):
+        ca.row_switch_order(P, y[:, None, :], np.random.default_rng(4), n_groups=7)
