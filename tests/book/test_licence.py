@@ -96,14 +96,26 @@ def test_schema_rejects_a_broken_citation(validator, mutation):
     assert errors(validator, cff), f"the schema accepted a CITATION.cff with {mutation}"
 
 
+def library_version() -> str:
+    """``copylib.__version__`` as written in its source, the one place the version is set."""
+    match = re.search(r'^__version__ = "([^"]+)"$', (ROOT / "copylib" / "__init__.py").read_text(), re.M)
+    assert match, "copylib/__init__.py must set __version__ to a string literal"
+    return match.group(1)
+
+
+def test_the_version_is_set_in_one_place():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "copylib.__version__"}
+
+
 def test_citation_describes_the_book_and_copylib():
     cff = load_cff()
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert cff["type"] == "software"
     assert cff["title"] == config["title"]
     assert cff["authors"] == [{"name": config["author"]}]
-    assert str(cff["version"]) == project["version"]
+    assert str(cff["version"]) == library_version()
     assert sorted(cff["license"]) == ["CC-BY-4.0", "MIT"]
     datetime.date.fromisoformat(cff["date-released"])
 
