@@ -5,7 +5,7 @@ around it leaves the whole change inside one sub-interval. A smooth crossover
 spreads the change, so refining the grid by a factor ``k`` divides the largest
 step by about ``k``. :func:`step_concentration` measures exactly this.
 :func:`refine_largest_drop` applies it level after level, zooming into the
-largest sub-interval each time. :func:`steepest_rise` locates a crossover on a
+largest sub-interval each time, and :func:`summarise_refinement` reads off the result. :func:`steepest_rise` locates a crossover on a
 grid: where the observable grows fastest per unit of ``ln P``; :func:`half_way_point`
 between grid points: where it first has made half of its change.
 """
@@ -13,6 +13,7 @@ between grid points: where it first has made half of its change.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -101,6 +102,47 @@ def refine_largest_drop(values_on: Callable, P, values, levels: int = 2, k: int 
         j, _ = largest_drop(fine)
         lo, hi = int(grid[j]), int(grid[j + 1])
     return ladder
+
+
+@dataclass(frozen=True)
+class RefinementSummary:
+    """What a refinement ladder (:func:`refine_largest_drop`) says about a drop.
+
+    psi : step concentration of each level, in order. interval : ``(lo, hi)``, the
+    sample sizes bracketing the largest drop of the last level (the finest location
+    of the drop). abrupt : whether ``psi > 1/2`` at every level (a jump at the
+    ladder's resolution).
+    """
+
+    psi: tuple[float, ...]
+    interval: tuple[int, int]
+    abrupt: bool
+
+
+def summarise_refinement(ladder) -> RefinementSummary:
+    """Summarise the ladder returned by :func:`refine_largest_drop`.
+
+    ladder : non-empty sequence of ``(grid, values, psi)``, ``grid`` an increasing
+    integer array of at least 2 sample sizes, ``values`` the observable there (same
+    size, finite), ``psi`` in ``(0, 1]``. Returns the level's ``psi`` values, the
+    interval of the last level's largest drop and whether every ``psi`` exceeds
+    ``1/2``.
+    """
+    if isinstance(ladder, (str, bytes)) or not hasattr(ladder, "__len__") or len(ladder) == 0:
+        raise TypeError("ladder must be a non-empty sequence of (grid, values, psi), as refine_largest_drop returns")
+    psi = []
+    for level in ladder:
+        if not isinstance(level, tuple) or len(level) != 3:
+            raise TypeError("ladder must hold (grid, values, psi) tuples, as refine_largest_drop returns")
+        rho = float(as_real_array("psi", level[2]))
+        if not 0 < rho <= 1:
+            raise ValueError(f"psi must lie in (0, 1], got {rho}")
+        psi.append(rho)
+    grid, values = _check_series("grid", ladder[-1][0]), _check_series("values", ladder[-1][1])
+    if values.size != grid.size:
+        raise ValueError(f"values must have the shape of grid ({grid.size},), got {values.shape}")
+    j, _ = largest_drop(values)
+    return RefinementSummary(tuple(psi), (int(grid[j]), int(grid[j + 1])), all(r > 0.5 for r in psi))
 
 
 def _curves_on_grid(P, y) -> tuple[np.ndarray, np.ndarray]:

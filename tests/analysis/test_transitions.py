@@ -7,7 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from copylib.analysis.transitions import half_way_point, refine_largest_drop, steepest_rise
+from copylib.analysis.transitions import (
+    RefinementSummary,
+    half_way_point,
+    refine_largest_drop,
+    steepest_rise,
+    summarise_refinement,
+)
 
 
 def test_steepest_rise_finds_the_centre_of_a_logistic_rise_in_ln_P():
@@ -106,3 +112,37 @@ def test_half_way_point_rejects_bad_input():
         half_way_point(P, np.ones((2, 1)))
     with pytest.raises(ValueError, match="y"):
         half_way_point(P, np.ones((3, 2)))  # no change
+
+
+def test_summarise_refinement_reads_psi_interval_and_verdict():
+    P = np.array([4, 10, 25, 63, 158, 398, 1000])
+    def step(grid):
+        return np.where(np.asarray(grid) < 300.0, 1.0, 0.0)
+
+    def smooth(grid):
+        return -np.log(np.asarray(grid, dtype=float))
+
+    jump = summarise_refinement(refine_largest_drop(step, P, step(P), levels=2, k=5))
+    assert isinstance(jump, RefinementSummary)
+    assert jump.psi == (1.0, 1.0) and jump.abrupt
+    assert jump.interval[0] < 300 <= jump.interval[1]
+    ladder = refine_largest_drop(smooth, P, smooth(P), levels=2, k=5)
+    spread = summarise_refinement(ladder)
+    assert not spread.abrupt and len(spread.psi) == 2
+    assert spread.psi == tuple(r for _, _, r in ladder)
+    grid = ladder[-1][0]
+    assert spread.interval[0] in grid and spread.interval[1] in grid and spread.interval[0] < spread.interval[1]
+
+
+def test_summarise_refinement_rejects_bad_input():
+    good = (np.array([10, 20, 40]), np.array([1.0, 0.2, 0.0]), 0.8)
+    for bad in ([], "ladder", None):
+        with pytest.raises(TypeError, match="ladder"):
+            summarise_refinement(bad)
+    with pytest.raises(TypeError, match="ladder"):
+        summarise_refinement([good[:2]])
+    with pytest.raises(ValueError, match="psi"):
+        summarise_refinement([(good[0], good[1], 1.5)])
+    with pytest.raises(ValueError, match="values"):
+        summarise_refinement([(good[0], np.array([1.0, 0.0]), 0.8)])
+

@@ -170,3 +170,42 @@ def test_half_way_point_invalid(which, bad):
     args[which][1] = bad
     with raises_naming(which):
         transitions.half_way_point(**args)
+
+
+@covers(transitions.summarise_refinement, transitions.RefinementSummary)
+@budget(30)
+@given(levels=st.lists(st.lists(st.floats(-10, 10), min_size=2, max_size=8), min_size=1, max_size=3))
+def test_summarise_refinement_valid(levels):
+    ladder = []
+    for values in levels:
+        values = np.sort(np.array(values))[::-1].copy()  # non-increasing
+        values[-1] = values.min() - 1.0  # still non-increasing, with a net decrease: psi in (0, 1]
+        grid = 10 * np.arange(1, values.size + 1)
+        ladder.append((grid, values, transitions.step_concentration(values)))
+    out = transitions.summarise_refinement(ladder)
+    assert isinstance(out, transitions.RefinementSummary)
+    assert out.psi == tuple(r for _, _, r in ladder)
+    assert all(0 < r <= 1 for r in out.psi)
+    assert out.abrupt == all(r > 0.5 for r in out.psi)
+    lo, hi = out.interval
+    grid = ladder[-1][0]
+    assert lo < hi and lo in grid and hi in grid and np.searchsorted(grid, hi) == np.searchsorted(grid, lo) + 1
+
+
+@covers(transitions.summarise_refinement)
+@budget(20)
+@given(data=st.data())
+def test_summarise_refinement_invalid(data):
+    grid, values = np.array([10, 20, 40]), np.array([1.0, 0.2, 0.0])
+    case = data.draw(st.sampled_from(["ladder", "psi", "grid", "values"]))
+    if case == "ladder":
+        bad = data.draw(st.sampled_from([[], "ladder", 3, [(grid, values)]]))
+    elif case == "psi":
+        bad = [(grid, values, data.draw(st.sampled_from([0.0, -0.5, 1.5])))]
+    elif case == "grid":
+        bad = [(data.draw(st.sampled_from([np.array([10]), np.array([[10, 20]])])), values, 0.8)]
+    else:
+        bad = [(grid, data.draw(st.sampled_from([np.array([1.0, np.nan, 0.0]), np.array([1.0, 0.0])])), 0.8)]
+    with raises_naming(case):
+        transitions.summarise_refinement(bad)
+
