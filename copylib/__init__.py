@@ -24,13 +24,17 @@ The names below are re-exported for ``import copylib as cl``.
 
 from . import analysis, cache, checks, config, explorers, inference, model, plotting, posterior, theory
 from .checks import Checks
-from .posterior.evidence import (
-    effective_action,
-    negative_log_evidence,
-    negative_log_evidence_mc,
-    negative_log_evidence_primal,
-    optimal_readout,
+from .inference.diagnostics import effective_sample_size, mcse_mean, split_rhat
+from .inference.langevin import SamplingResult, langevin
+from .inference.map_training import (
+    SweepResult,
+    TrainingResult,
+    lowest_objective,
+    map_sweep,
+    nested_cooccurrence,
+    train_map,
 )
+from .inference.posterior_sampling import sample_collapsed_posterior, sample_full_posterior
 from .model.losses import (
     constant_predictor,
     constant_predictor_loss,
@@ -42,23 +46,6 @@ from .model.losses import (
     uniform_pooling_loss,
 )
 from .model.network import ModelSpec, attention, attention_logits, network_output, prior_energy
-from .posterior.targets import map_objective
-from .posterior.order_parameters import (
-    plugin_action,
-    plugin_action_of_attention,
-    attention_from_order_parameters,
-    copy_attention,
-    copy_weight,
-    invariants,
-    logit_gap,
-    order_parameters,
-    prior_action_linear,
-    prior_action_softmax,
-    subspace_coverage,
-)
-from .inference.diagnostics import effective_sample_size, mcse_mean, split_rhat
-from .inference.langevin import SamplingResult, langevin
-from .inference.posterior_sampling import sample_collapsed_posterior, sample_full_posterior
 from .model.statistics import (
     cooccurrence,
     readout_moments,
@@ -68,13 +55,95 @@ from .model.statistics import (
     token_moment,
 )
 from .model.task import copy_task, one_hot, sample_tokens, shift_matrix
-from .inference.map_training import (
-    SweepResult,
-    TrainingResult,
-    lowest_objective,
-    map_sweep,
-    nested_cooccurrence,
-    train_map,
+from .posterior.evidence import (
+    effective_action,
+    negative_log_evidence,
+    negative_log_evidence_mc,
+    negative_log_evidence_primal,
+    optimal_readout,
 )
+from .posterior.order_parameters import (
+    attention_from_order_parameters,
+    copy_attention,
+    copy_weight,
+    invariants,
+    logit_gap,
+    order_parameters,
+    plugin_action,
+    plugin_action_of_attention,
+    prior_action_linear,
+    prior_action_softmax,
+    subspace_coverage,
+)
+from .posterior.targets import map_objective
 
 __version__ = "0.1.0"
+
+# What `import copylib as cl` offers a chapter or a reader; everything else is reached through its subpackage.
+__all__ = [
+    "Checks",
+    "ModelSpec",
+    "SamplingResult",
+    "SweepResult",
+    "TrainingResult",
+    "analysis",
+    "attention",
+    "attention_from_order_parameters",
+    "attention_logits",
+    "cache",
+    "checks",
+    "config",
+    "constant_predictor",
+    "constant_predictor_loss",
+    "cooccurrence",
+    "copy_attention",
+    "copy_task",
+    "copy_weight",
+    "effective_action",
+    "effective_sample_size",
+    "empirical_loss",
+    "expected_loss",
+    "explorers",
+    "inference",
+    "invariants",
+    "langevin",
+    "logit_gap",
+    "lowest_objective",
+    "map_objective",
+    "map_sweep",
+    "mcse_mean",
+    "model",
+    "negative_log_evidence",
+    "negative_log_evidence_mc",
+    "negative_log_evidence_primal",
+    "nested_cooccurrence",
+    "network_output",
+    "one_hot",
+    "optimal_readout",
+    "order_parameters",
+    "perfect_copy",
+    "perfect_copy_loss",
+    "plotting",
+    "plugin_action",
+    "plugin_action_of_attention",
+    "posterior",
+    "prior_action_linear",
+    "prior_action_softmax",
+    "prior_energy",
+    "readout_moments",
+    "sample_collapsed_posterior",
+    "sample_full_posterior",
+    "sample_size",
+    "sample_tokens",
+    "shift_matrix",
+    "split_rhat",
+    "subspace_coverage",
+    "sum_squared_error",
+    "target_energy",
+    "theory",
+    "token_moment",
+    "train_map",
+    "uniform_pooling",
+    "uniform_pooling_loss",
+]
+
