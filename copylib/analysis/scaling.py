@@ -13,6 +13,11 @@
   saddle point): where the share reaches 1/2.
 * :func:`fluct_and_posterior_crossovers`: the ``fluct`` saddle point's ``P2`` and the
   posterior's, the latter searched in a bracket around the former.
+* :func:`fixed_variance_thresholds`, :func:`fixed_variance_identity`: the thresholds
+  under the other likelihood convention (variance ``sigma^2`` fixed instead of
+  ``sigma0^2 L``), and their deviation from M*'s thresholds rescaled by ``sigma^2/L``.
+* :func:`shrinking_prior_crossovers`: ``P2`` of the posterior and of the mean-field
+  saddle point when the logit prior variance shrinks like ``1/L``.
 
 All numbers are float64; sample sizes are in sequences.
 """
@@ -33,8 +38,22 @@ from ..theory import softmax as st
 from ..theory.linear import copy_share
 from ..theory.linear_marginal import plugin_posterior_moments
 
-__all__ = ["THRESHOLDS", "ThresholdTable", "critical_sample_sizes", "PowerLawFit", "fit_power_law",
-           "separated_L_exponent", "plugin_copy_share", "posterior_crossover", "fluct_and_posterior_crossovers"]
+__all__ = [
+    "THRESHOLDS",
+    "FixedVarianceThresholds",
+    "PowerLawFit",
+    "ShrinkingPriorCrossovers",
+    "ThresholdTable",
+    "critical_sample_sizes",
+    "fit_power_law",
+    "fixed_variance_identity",
+    "fixed_variance_thresholds",
+    "fluct_and_posterior_crossovers",
+    "plugin_copy_share",
+    "posterior_crossover",
+    "separated_L_exponent",
+    "shrinking_prior_crossovers",
+]
 
 #: names of the thresholds :func:`critical_sample_sizes` computes, with their definition
 THRESHOLDS = {
@@ -323,3 +342,143 @@ def fluct_and_posterior_crossovers(spec: ModelSpec, *, bracket=(0.7, 1.4), rtol:
     fl = lt.p2_numerical(spec, "fluct", rtol=saddle_rtol)
     post = posterior_crossover(spec, P_bracket=(lo * fl, hi * fl), rtol=rtol, **moment_kwargs)
     return fl, post
+
+
+@dataclass(frozen=True)
+class FixedVarianceThresholds:
+    """:func:`fixed_variance_thresholds` result: thresholds with the likelihood variance held fixed.
+
+    sigma_sq : the fixed variance ``sigma^2`` (so ``sigma0^2 = sigma_sq / L`` at each ``L``);
+    L : int array ``(n_L,)``, the sizes; p1 : :class:`ThresholdTable` of ``P1_mean_field``
+    and ``P1_leading`` on every ``(L, V)`` with ``V < L``; V : the vocabulary of the
+    other thresholds; at_V : dict name -> float array ``(n_L,)``, one threshold per
+    ``L`` at vocabulary ``V`` (NaN where it does not exist).
+    """
+
+    sigma_sq: float
+    L: np.ndarray
+    p1: ThresholdTable
+    V: int
+    at_V: dict
+
+
+def fixed_variance_thresholds(L_values, V_values, sigma_sq: float, *, V: int = 4,
+                              names=("P2_mean_field", "P2_fluct", "P3_mean_field")) -> FixedVarianceThresholds:
+    """Thresholds of M* under the fixed-variance convention ``sigma0^2 = sigma_sq / L``.
+
+    Parameters
+    ----------
+    L_values : sequence of int >= 3
+        Sizes; at each the likelihood temperature is ``sigma_sq / L``.
+    V_values : sequence of int >= 2
+        Vocabularies of the (cheap) onset ``P1`` (mean field and leading order).
+    sigma_sq : float > 0
+        The fixed likelihood variance per output entry.
+    V : int >= 2
+        Vocabulary of the other thresholds ``names`` (below every ``L``).
+    names : sequence of str
+        Keys of :data:`THRESHOLDS` other than the ``P1`` ones.
+
+    Returns
+    -------
+    FixedVarianceThresholds
+    """
+    Ls = _check_sizes("L_values", L_values, 3)
+    _check_sizes("V_values", V_values, 2)
+    sigma_sq = check_positive("sigma_sq", sigma_sq)
+    V = check_int("V", V, 2)
+    if not (Ls > V).all():
+        raise ValueError(f"V must be below every L of L_values, got V = {V}")
+    names = list(names)
+    for n in names:
+        if n not in THRESHOLDS or n.startswith("P1"):
+            raise ValueError(f"names must be keys of THRESHOLDS other than P1, got {n!r}")
+    p1 = [critical_sample_sizes([L], V_values, ["P1_mean_field", "P1_leading"], sigma0_sq=sigma_sq / L) for L in Ls]
+    table = ThresholdTable(L=np.concatenate([t.L for t in p1]), V=np.concatenate([t.V for t in p1]),
+                           values={n: np.concatenate([t.values[n] for t in p1]) for n in p1[0].values},
+                           exists={n: np.concatenate([t.exists[n] for t in p1]) for n in p1[0].exists})
+    at_V = {n: np.full(Ls.size, np.nan) for n in names}
+    for i, L in enumerate(Ls):
+        if names:
+            one = critical_sample_sizes([L], [V], names, sigma0_sq=sigma_sq / L)
+            for n in names:
+                at_V[n][i] = one.values[n][0]
+    return FixedVarianceThresholds(sigma_sq=sigma_sq, L=Ls, p1=table, V=V, at_V=at_V)
+
+
+def fixed_variance_identity(fixed: FixedVarianceThresholds, L_values) -> np.ndarray:
+    """Relative deviations of fixed-variance thresholds from M*'s thresholds times ``sigma^2/L``.
+
+    Every threshold of the plug-in theory is proportional to ``sigma0^2``, so at each
+    ``L`` the fixed-variance threshold must equal M*'s (``sigma0^2 = 1``) times
+    ``sigma_sq / L``. For each ``L`` of ``L_values`` (a subset of ``fixed.L``) this
+    recomputes M*'s ``P1_mean_field`` and the thresholds of ``fixed.at_V`` at
+    ``fixed.V`` and returns ``fixed / (M* sigma_sq / L) - 1``, an array
+    ``(len(L_values), 1 + len(fixed.at_V))`` (columns: ``P1_mean_field``, then
+    ``fixed.at_V`` in order): zero up to the root finders' tolerances.
+    """
+    if not isinstance(fixed, FixedVarianceThresholds):
+        raise TypeError(f"fixed must be a FixedVarianceThresholds, got {type(fixed).__name__}")
+    Ls = _check_sizes("L_values", L_values, 3)
+    if not np.isin(Ls, fixed.L).all():
+        raise ValueError(f"L_values must be sizes of fixed.L {fixed.L.tolist()}, got {Ls.tolist()}")
+    names = ["P1_mean_field", *fixed.at_V]
+    mstar = critical_sample_sizes(Ls, [fixed.V], names)
+    out = np.empty((Ls.size, len(names)))
+    for i, L in enumerate(Ls):
+        j = int(np.flatnonzero(fixed.L == L)[0])
+        here = [fixed.p1.values["P1_mean_field"][(fixed.p1.L == L) & (fixed.p1.V == fixed.V)][0]]
+        here += [fixed.at_V[n][j] for n in fixed.at_V]
+        out[i] = np.array(here) / (np.array([mstar.values[n][i] for n in names]) * fixed.sigma_sq / L) - 1
+    return out
+
+
+@dataclass(frozen=True)
+class ShrinkingPriorCrossovers:
+    """:func:`shrinking_prior_crossovers` result, linear attention with ``sigma_G^2 = scale / L``.
+
+    L : int array ``(n,)``; posterior, fluct, mean_field : float arrays ``(n,)``, ``P2`` of
+    the plug-in posterior, of the ``fluct`` and of the mean-field saddle point;
+    local_posterior, local_mean_field : float arrays ``(n-1,)``, local ``L``-exponents
+    ``d ln P2 / d ln L`` between neighbouring sizes.
+    """
+
+    L: np.ndarray
+    posterior: np.ndarray
+    fluct: np.ndarray
+    mean_field: np.ndarray
+    local_posterior: np.ndarray
+    local_mean_field: np.ndarray
+
+
+def shrinking_prior_crossovers(L_values, *, scale: float = 32.0, V: int = 4, rtol: float = 2e-3,
+                               **moment_kwargs) -> ShrinkingPriorCrossovers:
+    """``P2`` of linear attention when the logit prior variance shrinks as ``sigma_G^2 = scale / L``.
+
+    At each ``L`` (int >= 3, at least 2 sizes, increasing): the ``fluct`` and the
+    mean-field saddle points (:func:`copylib.theory.linear.p2_numerical`, to ``1e-4``)
+    and the plug-in posterior's crossover (:func:`fluct_and_posterior_crossovers`,
+    searched in ``(0.7, 1.4)`` times the ``fluct`` one, to ``rtol``; ``moment_kwargs``,
+    e.g. the quadrature grid, are passed on). ``scale`` > 0 sets where the prior
+    equals M*'s (``L = scale``); ``V`` (2 <= V < min L) the vocabulary.
+    """
+    Ls = _check_sizes("L_values", L_values, 3)
+    if Ls.size < 2 or not (np.diff(Ls) > 0).all():
+        raise ValueError(f"L_values must hold at least 2 increasing sizes, got {Ls.tolist()}")
+    scale = check_positive("scale", scale)
+    V = check_int("V", V, 2)
+    if not V < Ls.min():
+        raise ValueError(f"V must be below every L of L_values, got V = {V}")
+    fl, post, mf = [], [], []
+    for L in Ls:
+        sp = ModelSpec(L=int(L), V=V, kind="linear", sigma_G=float(np.sqrt(scale / L)))
+        f, p = fluct_and_posterior_crossovers(sp, rtol=rtol, **moment_kwargs)
+        fl.append(f)
+        post.append(p)
+        mf.append(lt.p2_numerical(sp, "mean_field", rtol=1e-4))
+    post, fl, mf = np.array(post), np.array(fl), np.array(mf)
+    dlnL = np.diff(np.log(Ls))
+    return ShrinkingPriorCrossovers(L=Ls, posterior=post, fluct=fl, mean_field=mf,
+                                    local_posterior=np.diff(np.log(post)) / dlnL,
+                                    local_mean_field=np.diff(np.log(mf)) / dlnL)
+

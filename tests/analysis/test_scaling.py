@@ -9,8 +9,9 @@ from copylib import ModelSpec
 from copylib.theory import linear as lt
 from copylib.theory import softmax as st
 from copylib.theory.linear_marginal import plugin_posterior_moments
-from copylib.analysis.scaling import (THRESHOLDS, critical_sample_sizes, fit_power_law, fluct_and_posterior_crossovers,
-                                     plugin_copy_share, posterior_crossover, separated_L_exponent)
+from copylib.analysis.scaling import (THRESHOLDS, critical_sample_sizes, fit_power_law, fixed_variance_identity,
+                                     fixed_variance_thresholds, fluct_and_posterior_crossovers, plugin_copy_share,
+                                     posterior_crossover, separated_L_exponent, shrinking_prior_crossovers)
 
 
 def test_fit_power_law_recovers_exact_exponents():
@@ -159,3 +160,51 @@ def test_plugin_copy_share_is_one_half_at_the_posterior_crossover():
     assert fl == pytest.approx(lt.p2_numerical(spec, "fluct", rtol=1e-4), rel=1e-12)
     # the root is located to 1e-4 in P; the share's slope in ln P is O(1), so 1e-3 covers it
     assert plugin_copy_share(post, spec, **grid) == pytest.approx(0.5, abs=1e-3)
+
+
+def test_fixed_variance_thresholds_are_mstar_thresholds_rescaled():
+    fixed = fixed_variance_thresholds([8, 16], [2, 3], 8.0, V=2, names=["P2_mean_field", "P2_fluct"])
+    assert fixed.L.tolist() == [8, 16] and fixed.V == 2 and fixed.sigma_sq == 8.0
+    assert fixed.p1.L.tolist() == [8, 8, 16, 16] and fixed.p1.V.tolist() == [2, 3, 2, 3]
+    # at L = sigma^2 the two conventions coincide
+    mstar = critical_sample_sizes([8], [2, 3], ["P1_mean_field", "P1_leading", "P2_mean_field", "P2_fluct"])
+    for n in ("P1_mean_field", "P1_leading"):
+        np.testing.assert_allclose(fixed.p1.values[n][:2], mstar.values[n], rtol=1e-12)
+    for n in ("P2_mean_field", "P2_fluct"):
+        assert fixed.at_V[n][0] == pytest.approx(mstar.values[n][0], rel=1e-12)
+    # at L = 16 every threshold is M*'s times sigma^2 / L = 1/2 (up to the root finders' tolerances)
+    rel = fixed_variance_identity(fixed, [16])
+    assert rel.shape == (1, 3) and np.abs(rel).max() < 1e-3
+    # the leading-order P1 is exactly proportional to sigma0^2
+    lead16 = critical_sample_sizes([16], [2, 3], ["P1_leading"]).values["P1_leading"]
+    np.testing.assert_allclose(fixed.p1.values["P1_leading"][2:], lead16 * 8.0 / 16, rtol=1e-12)
+
+
+def test_fixed_variance_rejects_bad_input():
+    with pytest.raises(ValueError, match="sigma_sq"):
+        fixed_variance_thresholds([8], [2], -1.0)
+    with pytest.raises(ValueError, match="V"):
+        fixed_variance_thresholds([8], [2], 8.0, V=8)
+    with pytest.raises(ValueError, match="names"):
+        fixed_variance_thresholds([8], [2], 8.0, V=2, names=["P1_mean_field"])
+    fixed = fixed_variance_thresholds([8], [2], 8.0, V=2, names=[])
+    with pytest.raises(ValueError, match="L_values"):
+        fixed_variance_identity(fixed, [16])
+    with pytest.raises(TypeError, match="fixed"):
+        fixed_variance_identity("table", [8])
+
+
+def test_shrinking_prior_crossovers_match_the_single_computations():
+    grid = dict(n_m=31, n_q=15, n_row=8, n_rest=6)
+    out = shrinking_prior_crossovers([8, 12], scale=8.0, V=2, rtol=1e-2, **grid)
+    assert out.L.tolist() == [8, 12] and out.local_posterior.shape == (1,)
+    sp = ModelSpec(L=12, V=2, kind="linear", sigma_G=float(np.sqrt(8.0 / 12)))
+    fl, post = fluct_and_posterior_crossovers(sp, rtol=1e-2, **grid)
+    assert out.fluct[1] == pytest.approx(fl, rel=1e-12) and out.posterior[1] == pytest.approx(post, rel=1e-12)
+    assert out.mean_field[1] == pytest.approx(lt.p2_numerical(sp, "mean_field", rtol=1e-4), rel=1e-12)
+    assert out.local_mean_field[0] == pytest.approx(np.log(out.mean_field[1] / out.mean_field[0]) / np.log(1.5))
+    with pytest.raises(ValueError, match="L_values"):
+        shrinking_prior_crossovers([8])
+    with pytest.raises(ValueError, match="scale"):
+        shrinking_prior_crossovers([8, 12], scale=0.0)
+

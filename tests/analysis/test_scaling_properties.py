@@ -143,3 +143,60 @@ def test_plugin_copy_share_and_crossovers_valid(L, P):
 def test_fluct_and_posterior_crossovers_invalid(bad):
     with raises_naming("bracket"):
         sc.fluct_and_posterior_crossovers(cl.ModelSpec(L=8, V=2, kind="linear"), bracket=bad)
+
+
+@covers(sc.fixed_variance_thresholds, sc.FixedVarianceThresholds, sc.fixed_variance_identity)
+@budget(4)
+@given(L=st.integers(4, 10), sigma_sq=st.floats(0.5, 50.0))
+def test_fixed_variance_thresholds_valid(L, sigma_sq):
+    fixed = sc.fixed_variance_thresholds([L], [2, 3], sigma_sq, V=2, names=["P2_analytic_mean_field", "P3_leading"])
+    assert isinstance(fixed, sc.FixedVarianceThresholds) and fixed.L.tolist() == [L]
+    assert (fixed.p1.values["P1_mean_field"] > 0).all() and (fixed.p1.values["P1_leading"] > 0).all()
+    # closed forms are exactly proportional to sigma0^2 = sigma_sq / L
+    ref = sc.critical_sample_sizes([L], [2], ["P2_analytic_mean_field"]).values["P2_analytic_mean_field"][0]
+    assert fixed.at_V["P2_analytic_mean_field"][0] == pytest.approx(ref * sigma_sq / L, rel=1e-10)
+    rel = sc.fixed_variance_identity(fixed, [L])
+    assert rel.shape == (1, 3)
+    assert abs(rel[0, 0]) < 1e-3 and abs(rel[0, 1]) < 1e-10
+
+
+@covers(sc.fixed_variance_thresholds, sc.fixed_variance_identity)
+@budget(15)
+@given(which=st.sampled_from(["L_values", "V_values", "sigma_sq", "V", "names"]), data=st.data())
+def test_fixed_variance_thresholds_invalid(which, data):
+    args = {"L_values": [8], "V_values": [2], "sigma_sq": 8.0, "V": 2, "names": ["P3_leading"]}
+    args[which] = data.draw({"L_values": st.sampled_from([[], [2], [2.5], "x"]),
+                             "V_values": st.sampled_from([[], [1], [2.5]]),
+                             "sigma_sq": bad_positive(),
+                             "V": st.sampled_from([1, 8, 2.5]),
+                             "names": st.sampled_from([["P1_leading"], ["P9"]])}[which])
+    with raises_naming(which):
+        sc.fixed_variance_thresholds(**args)
+    fixed = sc.fixed_variance_thresholds([8], [2], 8.0, V=2, names=["P3_leading"])
+    with raises_naming("L_values"):
+        sc.fixed_variance_identity(fixed, data.draw(st.sampled_from([[16], [], [2]])))
+
+
+@covers(sc.shrinking_prior_crossovers, sc.ShrinkingPriorCrossovers)
+@budget(2)
+@given(scale=st.floats(4.0, 16.0))
+def test_shrinking_prior_crossovers_valid(scale):
+    grid = {"n_m": 31, "n_q": 15, "n_row": 8, "n_rest": 6}
+    out = sc.shrinking_prior_crossovers([6, 8], scale=scale, V=2, rtol=1e-2, **grid)
+    assert isinstance(out, sc.ShrinkingPriorCrossovers)
+    assert (out.posterior > 0).all() and (out.mean_field > 0).all() and (out.fluct > 0).all()
+    assert (0.7 * out.fluct <= out.posterior).all() and (out.posterior <= 1.4 * out.fluct).all()
+    assert out.local_posterior.shape == out.local_mean_field.shape == (1,)
+
+
+@covers(sc.shrinking_prior_crossovers)
+@budget(15)
+@given(which=st.sampled_from(["L_values", "scale", "V"]), data=st.data())
+def test_shrinking_prior_crossovers_invalid(which, data):
+    args = {"L_values": [6, 8], "scale": 8.0, "V": 2}
+    args[which] = data.draw({"L_values": st.sampled_from([[8], [8, 6], [2, 4], []]),
+                             "scale": bad_positive(),
+                             "V": st.sampled_from([1, 6, 2.5])}[which])
+    with raises_naming(which):
+        sc.shrinking_prior_crossovers(**args)
+
