@@ -16,13 +16,13 @@ import functools
 import numpy as np
 
 from . import frames
-from .theory import linear as linear_theory
-from .theory import softmax as softmax_theory
-from .theory import softmax_marginal
 from .arguments import check_int, check_positive
 from .model.attention import attention_kind
 from .model.network import ModelSpec
-from .posterior.order_parameters import copy_weight, order_parameters
+from .posterior.order_parameters import copy_weight
+from .theory import linear as linear_theory
+from .theory import softmax as softmax_theory
+from .theory import softmax_marginal
 
 # theory versions an explorer cannot offer: the softmax "fluct" needs sampled row noise (see the chapter)
 _NEEDS_SAMPLES = {"softmax": ("fluct",)}
@@ -57,28 +57,28 @@ def _figure_args(kind, P, L, V, version, n_grid, min_grid, n_P):
             check_int("n_grid", n_grid, min_grid), check_int("n_P", n_P, 2))
 
 
-def _local_minima_2d(S: np.ndarray) -> np.ndarray:
-    """Boolean mask of interior grid points lower than their 8 neighbours."""
-    inner = S[1:-1, 1:-1]
-    mask = np.ones_like(inner, dtype=bool)
-    for di in (-1, 0, 1):
-        for dj in (-1, 0, 1):
-            if di or dj:
-                mask &= inner < S[1 + di:S.shape[0] - 1 + di, 1 + dj:S.shape[1] - 1 + dj]
-    out = np.zeros_like(S, dtype=bool)
-    out[1:-1, 1:-1] = mask
-    return out
+#: How the book names each theory version (the chapters' comparison tables).
+_VERSION_NAMES = {"mean_field": "mean field", "fluct": "fluct", "map": "MAP"}
+
+
+def _version_name(version: str) -> str:
+    return _VERSION_NAMES.get(version, version)
 
 
 def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | None = None,
-                            n_grid: int = 81, P_range=(1.0, 3000.0), n_P: int = 40):
+                            n_grid: int = 81, P_range=None, n_P: int = 40):
     """The linear reduced action ``S(m, q)`` at one ``P`` and its minimiser along a ``P`` sweep.
 
     Left: ``log(1 + S - min S)`` over the pooling weight ``m`` and the copy part
     ``(L-1) q``, with the global minimum (red star, from
-    :func:`copylib.theory.linear.action_minimum`) and any other local minimum of the
-    grid (white circles). Right: ``m`` and ``(L-1) q`` at the global minimum over
-    ``P_range`` (log axis), the analytic ``P_1`` and ``P_2`` and the current ``P``.
+    :func:`copylib.theory.linear.action_minimum`) and every other local minimum
+    (white circle, from :func:`copylib.theory.linear.local_minima`: two coexist
+    only near a first-order jump). Right: ``m`` and ``(L-1) q`` at the global
+    minimum over ``P_range`` (log axis; default ``(P_1/4, 4 P_2)``, refined
+    around ``P_2``), the thresholds as the chapter defines them, ``P_1``
+    (:func:`~copylib.theory.linear.p1_analytic`) and ``P_2``, where the global
+    minimum's copy share reaches 1/2 (:func:`~copylib.theory.linear.p2_numerical`),
+    each labelled with the version it belongs to, and the current ``P``.
 
     Returns the matplotlib Figure.
     """
@@ -86,32 +86,41 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
 
     P, spec, version, n_grid, n_P = _figure_args("linear", P, L, V, version, n_grid, 5, n_P)
     L, V = spec.L, spec.V
+    P1, P2 = _linear_thresholds(L, V, version)
+    P_range = (P1 / 4, 4 * P2) if P_range is None else _range(P_range)
     best = linear_theory.action_minimum(P, spec, version)
-    m_max = max(1.5, 1.3 * best.m)
-    c_max = max(1.2, 1.3 * (L - 1) * best.q)
+    others = [r for r in linear_theory.local_minima([P], spec, version)[0]
+              if abs(float(linear_theory.copy_share(r.m, r.q, L) - linear_theory.copy_share(best.m, best.q, L)))
+              > 1e-3]
+    m_max = max(1.5, 1.3 * max([best.m] + [r.m for r in others]))
+    c_max = max(1.2, 1.3 * (L - 1) * max([best.q] + [r.q for r in others]))
     M, Qc = np.meshgrid(np.linspace(0.0, m_max, n_grid), np.linspace(-0.2, c_max, n_grid))
     S = linear_theory.reduced_action(M, Qc / (L - 1), P, spec, version=version)
-    curve, P1, P2 = _linear_sweep(L, V, version, _range(P_range), n_P)
+    curve = _linear_sweep(L, V, version, P_range, n_P)
+    name = _version_name(version)
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4), layout="tight")
     cs = ax.contourf(M, Qc, np.log1p(S - S.min()), levels=20, cmap="viridis")
-    fig.colorbar(cs, ax=ax, label="log(1 + S - min S)")
-    local = _local_minima_2d(S)
-    ax.plot(M[local], Qc[local], "wo", mfc="none", ms=9, label="grid local minima")
+    fig.colorbar(cs, ax=ax, label=r"$\log(1 + S - \min S)$")
+    if others:
+        ax.plot([r.m for r in others], [(L - 1) * r.q for r in others], "wo", mfc="none", ms=10, mew=1.5,
+                label="other local minimum")
     ax.plot(best.m, (L - 1) * best.q, "r*", ms=14, label="global minimum")
     ax.set_xlabel("pooling weight $m$")
     ax.set_ylabel("copy part $(L-1)\\,q$")
-    ax.set_title(f"linear ({version}), L={L}, V={V}, P={P:.4g}", fontsize=9)
+    ax.set_title(f"linear attention, {name} action, L = {L}, V = {V}, P = {P:.4g}", fontsize=9)
     ax.legend(fontsize=7, loc="upper right")
-    bx.plot(curve.P, curve.m, "-", label="$m$")
-    bx.plot(curve.P, (L - 1) * curve.q, "-", label="$(L-1)\\,q$")
-    for x, name, style in ((P1, "$P_1$", ":"), (P2, "$P_2$", "--")):
-        if np.isfinite(x):
-            bx.axvline(x, color="0.4", ls=style, lw=1, label=f"{name} = {x:.3g}")
+    bx.plot(curve.P, curve.m, ".-", ms=3, label="$m$")
+    bx.plot(curve.P, (L - 1) * curve.q, ".-", ms=3, label="$(L-1)\\,q$")
+    for x, label, style in ((P1, f"$P_1$ ({name}) = {P1:.1f}", ":"),
+                            (P2, f"$P_2$ ({name}, copy share 1/2) = {P2:.0f}", "--")):
+        if P_range[0] <= x <= P_range[1]:
+            bx.axvline(x, color="0.4", ls=style, lw=1, label=label)
     bx.axvline(P, color="r", lw=1, label="current $P$")
     bx.set_xscale("log")
     bx.set_xlabel("number of training sequences $P$")
-    bx.set_title("global minimum along the sweep", fontsize=9)
+    bx.set_ylabel("at the global minimum")
+    bx.set_title(f"global minimum of the {name} action along $P$", fontsize=9)
     bx.legend(fontsize=7)
     return fig
 
@@ -123,12 +132,22 @@ def _range(P_range) -> tuple:
     return float(lo), float(hi)
 
 
-@functools.lru_cache(maxsize=16)
-def _linear_sweep(L, V, version, P_range, n_P):
-    """The minimiser along the ``P`` sweep and ``P_1``, ``P_2``: the same for every frame, so computed once."""
+@functools.lru_cache(maxsize=32)
+def _linear_thresholds(L, V, version):
+    """``(P_1, P_2)`` as the chapter computes them: the exact ``P_1`` and the numerical ``P_2`` (copy share 1/2)."""
     spec = ModelSpec(L=L, V=V, kind="linear")
-    curve = linear_theory.minimum_curve(np.geomspace(*P_range, n_P), spec, version)
-    return curve, linear_theory.p1_analytic(spec, version), linear_theory.p2_analytic(spec, version)
+    return linear_theory.p1_analytic(spec, version), linear_theory.p2_numerical(spec, version, rtol=1e-4)
+
+
+@functools.lru_cache(maxsize=32)
+def _linear_sweep(L, V, version, P_range, n_P):
+    """The minimiser along the ``P`` sweep (the same for every frame, so computed once), with 21 more points
+    within 5 % of ``P_2``, where the copy share changes fastest (and jumps, at large ``L``)."""
+    spec = ModelSpec(L=L, V=V, kind="linear")
+    P2 = _linear_thresholds(L, V, version)[1]
+    near = P2 * np.geomspace(0.95, 1.05, 21)
+    grid = np.union1d(np.geomspace(*P_range, n_P), near[(near > P_range[0]) & (near < P_range[1])])
+    return linear_theory.minimum_curve(grid, spec, version)
 
 
 @functools.lru_cache(maxsize=16)
@@ -194,7 +213,8 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
                 label="global minimum" if is_global else "local (metastable) minimum")
     ax.set_xlabel("logit gap $\\Delta$")
     ax.set_ylabel("$S(\\Delta) - S(0)$ (nats)")
-    ax.set_title(f"softmax ({version}), L={L}, V={V}, P={P:.4g}", fontsize=9)
+    name = _version_name(version)
+    ax.set_title(f"softmax attention, {name} action, L = {L}, V = {V}, P = {P:.4g}", fontsize=9)
     ax.legend(fontsize=7)
 
     (Ps, Ds, glob), point = _softmax_sweep(L, V, version, _range(P_range), n_P)
@@ -203,12 +223,12 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     if point is not None:
         for x, label in ((point.spinodals.P_lower, "spinodals"), (point.spinodals.P_upper, None)):
             bx.axvline(x, color="0.4", ls=":", lw=1, label=label)
-        bx.axvline(point.P3, color="0.2", ls="--", lw=1, label=f"$P_3$ = {point.P3:.4g}")
+        bx.axvline(point.P3, color="0.2", ls="--", lw=1, label=f"$P_3$ ({name}) = {point.P3:.0f}")
     bx.axvline(P, color="r", lw=1, label="current $P$")
     bx.set_xscale("log")
     bx.set_xlabel("number of training sequences $P$")
     bx.set_ylabel("$\\Delta$ at the minima")
-    bx.set_title("branches of minima", fontsize=9)
+    bx.set_title(f"branches of minima of the {name} action", fontsize=9)
     bx.legend(fontsize=7)
     return fig
 
@@ -267,17 +287,77 @@ def landscape_explorer(P_values, L: int = 32, V: int = 4, kind: str = "softmax",
     V = check_int("V", V, 2)
     kind = _landscape_kind(kind)
     version = _check_version(kind, version)
-    title = f"<b>{kind} attention, {version} action, L = {L}, V = {V}</b>"
+    title = f"<b>{kind} attention, {_version_name(version)} action, L = {L}, V = {V}</b>"
     explorer = frames.frame_explorer([P_axis], lambda P: landscape_figure(P, L, V, kind, version), title=title)
     live = _landscape_live(P_axis.values[P_axis.default], L, V, kind, version)
+    return _with_live(explorer, live)
+
+
+#: The default ``P / P_2`` frames of :func:`linear_size_explorer`: one below ``P_1`` of the mean-field action
+#: at ``L = 32`` (``P_1/P_2 = 0.05``), then dense near ``P_2``, where a first-order jump's two minima coexist
+#: (within 0.3 % of ``P_2`` for the MAP action at ``L = 128``, ``V = 4``).
+LINEAR_SIZE_RATIOS = (0.03, 0.3, 0.6, 0.9, 0.95, 0.99, 0.999, 1.001, 1.01, 1.05, 1.1, 1.5, 3.0)
+
+
+def linear_size_explorer(L_values=(32, 128), V: int = 4, versions=("mean_field", "map"),
+                         P_over_P2=LINEAR_SIZE_RATIOS, default: tuple | None = None):
+    """:func:`linear_landscape_figure` for each version, sequence length ``L`` and ``P / P_2``, on the website.
+
+    Three controls: the version of the action (``versions``), ``L`` (``L_values``:
+    e.g. the chapter's ``L = 32``, where the copy share rises continuously, and a
+    size where the global minimum of the MAP and ``fluct`` actions jumps, such as
+    ``L = 128``) and ``P`` in units of that version's ``P_2`` at that ``L``
+    (:func:`~copylib.theory.linear.p2_numerical`, where the copy share reaches 1/2),
+    so that one slider position means the same stage of the transition in every
+    frame; each frame names its ``P``. Near a jump two local minima coexist in a
+    narrow window around ``P_2``, hence the default frames at ``0.999`` and ``1.001``.
+    ``default = (version, L, ratio)`` is shown first (the last version, the largest
+    ``L``, the ratio closest below 1 if ``None``). Below the frames, controls for any
+    ``P``, ``L``, ``V`` and version redraw the figure in a running notebook (hidden on
+    the website). Frames: ``len(versions) * len(L_values) * len(P_over_P2)``, about
+    12 kB each: keep them under 80 for the 1 MB budget of an explorer.
+    """
+    versions = tuple(versions) if not isinstance(versions, str) else (versions,)
+    if not versions:
+        raise ValueError("versions must be non-empty")
+    versions = tuple(_check_version("linear", v) for v in versions)
+    if len(set(versions)) != len(versions):
+        raise ValueError(f"versions must be distinct, got {versions}")
+    L_list = [check_int("L_values", Lv, 2) for Lv in np.atleast_1d(np.asarray(L_values, dtype=object))]
+    if not L_list or len(set(L_list)) != len(L_list):
+        raise ValueError(f"L_values must be non-empty and distinct, got {L_values}")
+    V = check_int("V", V, 2)
+    ratios = [float(check_positive("P_over_P2", r)) for r in np.atleast_1d(np.asarray(P_over_P2, dtype=object))]
+    if not ratios or len(set(ratios)) != len(ratios):
+        raise ValueError(f"P_over_P2 must be non-empty and distinct, got {P_over_P2}")
+    names = {_version_name(v): v for v in versions}
+    if default is None:
+        below = [r for r in ratios if r < 1]
+        default = (versions[-1], L_list[-1], max(below) if below else ratios[0])
+    if not isinstance(default, tuple) or len(default) != 3:
+        raise ValueError(f"default must be (version, L, ratio), got {default!r}")
+    v0, L0, r0 = default
+    if v0 not in versions or L0 not in L_list or r0 not in ratios:
+        raise ValueError(f"default must be (one of {versions}, one of {L_list}, one of {ratios}), got {default!r}")
+    axes = [frames.axis("version", list(names), default=_version_name(v0)),
+            frames.axis("L", L_list, default=L0),
+            frames.axis("ratio", ratios, "{:.4g}", default=r0, description="P/P₂")]
+
+    def draw(version, L, ratio):
+        v = names[version]
+        return linear_landscape_figure(ratio * _linear_thresholds(L, V, v)[1], L, V, v)
+
+    title = f"<b>linear attention, V = {V}: the crossover at P₂ for L = {', '.join(map(str, L_list))}</b>"
+    explorer = frames.frame_explorer(axes, draw, title=title)
+    live = _landscape_live(r0 * _linear_thresholds(L0, V, v0)[1], L0, V, "linear", v0)
     return _with_live(explorer, live)
 
 
 def _landscape_live(P, L, V, kind, version):
     import ipywidgets as w
 
-    P_w = w.FloatLogSlider(value=P, base=10, min=0, max=4, step=0.01, description="P")
-    L_w = w.IntSlider(value=L, min=4, max=64, description="L")
+    P_w = w.FloatLogSlider(value=P, base=10, min=0, max=5, step=0.01, description="P")
+    L_w = w.IntSlider(value=L, min=4, max=256, description="L")
     V_w = w.IntSlider(value=V, min=2, max=16, description="V")
     kind_w = w.Dropdown(options=list(_LANDSCAPE_FIGURES), value=kind, description="kind")
     version_w = w.Dropdown(options=list(_versions(kind)), value=version, description="version")
@@ -299,12 +379,15 @@ def _landscape_live(P, L, V, kind, version):
 
 
 def attention_figure(A, title: str = ""):
-    """Heat map of one attention matrix ``A`` (``L x L``) with its order parameters.
+    """Heat map of one attention matrix ``A`` (``L x L``) with its copy weight.
 
-    The title line reports the pooling weight ``m``, the copy weight ``q``, the
-    residual ``r^2`` (:func:`copylib.posterior.order_parameters.order_parameters`) and the
-    weight on the previous token (:func:`copylib.posterior.order_parameters.copy_weight`).
-    Returns the matplotlib Figure.
+    The colours span one fixed scale, attention weight 0 to 1 (stated on the colour
+    bar), whatever ``A`` holds: frames of an explorer are comparable, and almost
+    uniform attention stays dark instead of being stretched to look like a copy
+    head. The title line reports, in words (the book's readers meet this figure
+    before the order parameters are defined), the copy weight, the average weight
+    on the previous token (:func:`copylib.posterior.order_parameters.copy_weight`),
+    next to ``1/L``, that of uniform attention. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
 
@@ -323,15 +406,17 @@ def _check_attention(A) -> np.ndarray:
     return A
 
 
+#: The colour scale of every attention heat map: the whole range of an attention weight.
+_ATTENTION_SCALE = (0.0, 1.0)
+
+
 def _draw_attention(fig, ax, A, title):
-    m, q, r2 = (float(x) for x in order_parameters(A))
     c = float(copy_weight(A))
-    im = ax.imshow(A, cmap="viridis", interpolation="nearest")
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
+    im = ax.imshow(A, cmap="viridis", vmin=_ATTENTION_SCALE[0], vmax=_ATTENTION_SCALE[1], interpolation="nearest")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
-    ax.set_title(f"{title}\nm = {m:.3f}, q = {q:.3f}, r$^2$ = {r2:.3g}, copy weight = {c:.3f}",
-                 fontsize=9)
+    ax.set_title(f"{title}\ncopy weight = {c:.3f} (previous token; uniform: {1 / A.shape[0]:.3f})", fontsize=9)
 
 
 def _check_sweeps(sweeps) -> dict:
@@ -359,7 +444,7 @@ def training_figure(sweeps: dict, kind: str, P: float):
     ``sweeps`` maps an attention kind to a sweep with ``P`` (sample sizes),
     ``A`` (the kept attention matrix per ``P``) and ``test_loss`` (per ``P``), e.g.
     :class:`copylib.inference.map_training.SweepResult`. Left: the attention matrix of
-    ``kind`` at ``P`` (one of the sweep's sample sizes) with its order parameters.
+    ``kind`` at ``P`` (one of the sweep's sample sizes) with its copy weight (on the fixed colour scale 0 to 1).
     Right: the test loss against ``P`` for every kind, ``kind`` in a thick line, the
     current ``P`` marked. Returns the matplotlib Figure.
     """
@@ -563,8 +648,9 @@ def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
 
     A1 : ``(L, L)`` layer-1 (positional) attention; K : ``(V, V)`` layer-2 key matrix
     (query token x key token); tokens : ``(L,)`` one example sequence; A2 : ``(L, L)`` layer-2
-    attention on that sequence, with its induction keys (``x_{j-1} = x_l``) ringed.
-    Returns the matplotlib Figure.
+    attention on that sequence, with its induction keys (``x_{j-1} = x_l``) ringed; its key
+    axis is labelled by the tokens of the sequence, in position order. Both attention maps
+    use the fixed colour scale 0 to 1. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
 
@@ -580,14 +666,17 @@ def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
     c1 = float(np.diagonal(A1, -1).mean())
     for ax, M, name in ((axs[0], A1, f"layer 1: positional head, copy weight {c1:.2f}"),
                         (axs[2], A2, "layer 2 on the sequence below the axis")):
-        im = ax.imshow(M, cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+        im = ax.imshow(M, cmap="viridis", vmin=_ATTENTION_SCALE[0], vmax=_ATTENTION_SCALE[1],
+                       interpolation="nearest")
         ax.set_xlabel("key position")
         ax.set_ylabel("query position")
         ax.set_title(name, fontsize=9)
-    fig.colorbar(im, ax=axs[2], fraction=0.046, pad=0.04, label="attention weight")
+    fig.colorbar(im, ax=axs[2], fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
     keys = np.argwhere((tokens[:, None] == np.r_[-1, tokens[:-1]][None, :]) & np.tri(L, dtype=bool))
     axs[2].plot(keys[:, 1], keys[:, 0], "o", mfc="none", mec="r", ms=9, label="induction key")
+    # the keys are labelled by their tokens (the sequence), so the axis says so; positions run left to right
     axs[2].set_xticks(range(L), [str(t) for t in tokens], fontsize=7)
+    axs[2].set_xlabel("token at each key position (the sequence)")
     axs[2].legend(fontsize=7, loc="upper right")
     lim = max(np.abs(K).max(), 1e-12)
     im = axs[1].imshow(K, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")

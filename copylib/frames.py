@@ -22,8 +22,9 @@ from __future__ import annotations
 import functools
 import io
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import ClassVar
 
 #: CSS classes the website's style sheet (``_static/copyhead.css``) and the browser test use.
 EXPLORER_CLASS = "copyhead-explorer"
@@ -39,23 +40,36 @@ class Axis:
     """One control of a frame explorer: a parameter's name, its values and their labels.
 
     ``labels[i]`` is what the control shows for ``values[i]``; ``default`` is the
-    index shown first. Make one with :func:`axis`, which checks it.
+    index shown first; ``description`` is the name the control and the frame labels
+    show (``name``, the frame function's keyword, if empty). Make one with :func:`axis`,
+    which checks it.
     """
 
     name: str
     values: tuple
     labels: tuple
     default: int
+    description: str = ""
+
+    @property
+    def shown_name(self) -> str:
+        """What the control and the frame labels call this axis: ``description``, else ``name``."""
+        return self.description or self.name
 
 
-def axis(name: str, values: Sequence, fmt: str = "{}", default=None) -> Axis:
+def axis(name: str, values: Sequence, fmt: str = "{}", default=None, description: str = "") -> Axis:
     """An :class:`Axis` over ``values``, labelled ``fmt.format(value)``.
 
     ``default`` is one of ``values`` (the first if ``None``). The labels must be
     distinct, since the control shows them and the frames are named by them.
+    ``description`` (e.g. ``"P/P₂"``) is the name shown on the control and in the
+    frame labels in place of ``name``, which must be a Python identifier.
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a Python identifier (the frame function's keyword), got {name!r}")
+    if not isinstance(description, str) or "=" in description or "," in description:
+        raise ValueError(f"description must be a str without '=' or ',' (frame labels are 'name = value, ...'), "
+                         f"got {description!r}")
     values = tuple(values)
     if not values:
         raise ValueError(f"values of axis {name!r} must be non-empty")
@@ -68,12 +82,13 @@ def axis(name: str, values: Sequence, fmt: str = "{}", default=None) -> Axis:
         index = values.index(default)
     else:
         raise ValueError(f"default of axis {name!r} must be one of {values}, got {default!r}")
-    return Axis(name, values, labels, index)
+    return Axis(name, values, labels, index, description.strip())
 
 
 def frame_label(axes: Sequence[Axis], index: tuple) -> str:
-    """The label of the frame at grid ``index``: ``"name = label"`` per axis, comma-separated."""
-    return ", ".join(f"{a.name} = {a.labels[i]}" for a, i in zip(axes, index))
+    """The label of the frame at grid ``index``: ``"name = label"`` per axis (its description if it has
+    one), comma-separated."""
+    return ", ".join(f"{a.shown_name} = {a.labels[i]}" for a, i in zip(axes, index))
 
 
 def png_frame(fig, dpi: int = 72, colors: int = 64) -> bytes:
@@ -115,7 +130,7 @@ def _frame_canvas_class():
     from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 
     class FrameCanvas(FigureCanvasAgg):
-        shared = {}  # (width, height, dpi) -> RendererAgg; one entry, that of the last frame
+        shared: ClassVar[dict] = {}  # (width, height, dpi) -> RendererAgg; one entry, that of the last frame
 
         def get_renderer(self):
             w, h = self.get_width_height(physical=True)
@@ -204,8 +219,8 @@ def _control(ax: Axis):
 
     style = {"description_width": "initial"}
     if len(ax.values) <= _MAX_TOGGLES and all(isinstance(v, str) for v in ax.values):
-        return w.ToggleButtons(options=list(ax.labels), index=ax.default, description=ax.name, style=style)
-    return w.SelectionSlider(options=list(ax.labels), index=ax.default, description=ax.name,
+        return w.ToggleButtons(options=list(ax.labels), index=ax.default, description=ax.shown_name, style=style)
+    return w.SelectionSlider(options=list(ax.labels), index=ax.default, description=ax.shown_name,
                              continuous_update=True, style=style, layout=w.Layout(width="32em"))
 
 

@@ -23,18 +23,11 @@ def _close_figures():
     plt.close("all")
 
 
-def test_local_minima_2d_finds_both_wells():
-    x, y = np.meshgrid(np.linspace(-2, 2, 41), np.linspace(-1, 1, 21))
-    S = (x**2 - 1) ** 2 + y**2
-    found = np.column_stack([x[ex._local_minima_2d(S)], y[ex._local_minima_2d(S)]])
-    assert sorted(map(tuple, found.round(6))) == [(-1.0, 0.0), (1.0, 0.0)]
-
-
 def test_softmax_branches_coexist_only_between_the_spinodals():
     spec = cl.ModelSpec(L=32, V=4, kind="softmax")
     sp = softmax_theory.spinodals(spec)
     P_grid = np.array([0.8 * sp.P_lower, 0.5 * (sp.P_lower + sp.P_upper), 1.2 * sp.P_upper])
-    Ps, Ds, glob = ex.softmax_branches(P_grid, spec)
+    Ps, _Ds, glob = ex.softmax_branches(P_grid, spec)
     counts = [int((Ps == P).sum()) for P in P_grid]
     assert counts == [1, 2, 1]
     assert glob.sum() == 3                    # one global minimum per P
@@ -43,7 +36,7 @@ def test_softmax_branches_coexist_only_between_the_spinodals():
 def test_softmax_figure_marks_the_action_minima():
     fig = ex.softmax_landscape_figure(342.0, 32, 4, n_P=8)
     ax = fig.axes[0]
-    D, F = softmax_theory.action_minima(342.0, cl.ModelSpec(L=32, V=4, kind="softmax"))
+    D, _F = softmax_theory.action_minima(342.0, cl.ModelSpec(L=32, V=4, kind="softmax"))
     marked = sorted(float(line.get_xdata()[0]) for line in ax.lines[1:])
     np.testing.assert_allclose(marked, sorted(D))
 
@@ -52,15 +45,84 @@ def test_linear_figure_marks_the_global_minimum():
     spec = cl.ModelSpec(L=16, V=4, kind="linear")
     fig = ex.linear_landscape_figure(60.0, 16, 4, n_grid=21, n_P=5)
     best = linear_theory.action_minimum(60.0, spec)
-    star = [line for line in fig.axes[0].lines if line.get_marker() == "*"][0]
+    star = next(line for line in fig.axes[0].lines if line.get_marker() == "*")
     np.testing.assert_allclose([star.get_xdata()[0], star.get_ydata()[0]], [best.m, 15 * best.q])
+    assert not [line for line in fig.axes[0].lines if line.get_marker() == "o"]   # one minimum at L = 16
 
 
-def test_attention_figure_reports_order_parameters():
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+@pytest.mark.parametrize("version, name", [("mean_field", "mean field"), ("map", "MAP"), ("fluct", "fluct")])
+def test_linear_figure_marks_the_thresholds_the_chapter_defines_and_names_the_version(version, name):
+    """P2 is where the copy share of the global minimum reaches 1/2 (p2_numerical, as in the chapter: 372 for the
+    mean field at L = 32, V = 4), not the asymptotic formula (418): issue 37, the reader's item 3."""
+    spec = cl.ModelSpec(L=32, V=4, kind="linear")
+    P1 = linear_theory.p1_analytic(spec, version)
+    P2 = linear_theory.p2_numerical(spec, version, rtol=1e-4)
+    fig = ex.linear_landscape_figure(200.0, 32, 4, version, n_grid=11, n_P=8)
+    legend = _legend(fig.axes[1])
+    assert f"$P_2$ ({name}, copy share 1/2) = {P2:.0f}" in legend
+    assert f"$P_1$ ({name}) = {P1:.1f}" in legend
+    assert f"{name} action" in fig.axes[0].get_title() and f"{name} action" in fig.axes[1].get_title()
+    if version == "mean_field":
+        assert f"{P2:.0f}" == "372" and f"{linear_theory.p2_analytic(spec, version):.0f}" == "418"
+    lines = [line for line in fig.axes[1].lines if line.get_linestyle() == "--"]
+    np.testing.assert_allclose(lines[0].get_xdata()[0], P2)
+
+
+def test_linear_figure_shows_both_minima_inside_the_jump_window():
+    """At L = 128 the MAP minimum jumps at P2: within 0.1 % of it two local minima coexist, both marked."""
+    spec = cl.ModelSpec(L=128, V=4, kind="linear")
+    P2 = linear_theory.p2_numerical(spec, "map", rtol=1e-4)
+    for P in (0.999 * P2, 1.001 * P2):
+        fig = ex.linear_landscape_figure(P, 128, 4, "map", n_grid=11, n_P=8)
+        star = next(line for line in fig.axes[0].lines if line.get_marker() == "*")
+        other = [line for line in fig.axes[0].lines if line.get_marker() == "o"]
+        assert len(other) == 1 and len(other[0].get_xdata()) == 1
+        shares = [float(linear_theory.copy_share(x, y / 127, 128)) for line in (star, other[0])
+                  for x, y in zip(line.get_xdata(), line.get_ydata())]
+        assert (shares[0] < 0.5 < shares[1]) if P < P2 else (shares[1] < 0.5 < shares[0])
+    # the sweep on the right resolves the jump: the copy part changes by more than 0.1 of its range at one step
+    y = next(line for line in fig.axes[1].lines if line.get_label() == "$(L-1)\\,q$").get_ydata()
+    assert np.abs(np.diff(y)).max() > 0.1 * np.ptp(y)
+
+
+def test_linear_size_explorer_frames_every_version_size_and_ratio():
+    box = ex.linear_size_explorer(L_values=(16, 24), versions=("mean_field", "map"), P_over_P2=(0.5, 2.0),
+                                  default=("map", 24, 2.0))
+    frames_box, live = box.children
+    images = _images(frames_box)
+    assert len(images) == 8 and len({i.value for i in images}) == 8
+    labels = [x.value for x in _walk(frames_box) if isinstance(x, w.HTML) and cl.frames.LABEL_CLASS in x._dom_classes]
+    assert "<b>version = mean field, L = 16, P/P₂ = 0.5</b>" in labels and len(labels) == 8
+    controls = {x.description: x for x in _walk(frames_box) if isinstance(x, (w.SelectionSlider, w.ToggleButtons))}
+    assert set(controls) == {"version", "L", "P/P₂"}
+    assert controls["version"].value == "MAP" and controls["L"].value == "24" and controls["P/P₂"].value == "2"
+    assert cl.frames.LIVE_ONLY_CLASS in live._dom_classes and not _images(live)
+
+
+def test_attention_figure_reports_the_copy_weight_in_words():
     A = cl.copy_attention(1.5, 8)
     fig = ex.attention_figure(np.asarray(A), "planted")
     title = fig.axes[0].get_title()
-    assert f"copy weight = {float(cl.copy_weight(A)):.3f}" in title
+    assert f"copy weight = {float(cl.copy_weight(A)):.3f}" in title and "uniform: 0.125" in title
+    # no order-parameter symbols: the copy task's readers meet m, q and r^2 two chapters later (issue 37)
+    assert not any(sym in title for sym in ("m =", "q =", "r$^2$"))
+
+
+@pytest.mark.parametrize("A", [np.full((6, 6), 1 / 6) + np.eye(6) * 1e-3, np.asarray(cl.copy_attention(4.0, 6)),
+                               np.eye(6)[np.r_[5, 0:5]]])
+def test_attention_colours_have_one_scale_zero_to_one_whatever_the_matrix(A):
+    """Almost uniform attention stays dark: the colours are not stretched to each frame's range (issue 37)."""
+    A = A / A.sum(1, keepdims=True)
+    fig = ex.attention_figure(A)
+    image = fig.axes[0].images[0]
+    assert image.get_clim() == (0.0, 1.0)
+    assert "0 to 1" in fig.axes[1].get_ylabel()            # the colour bar states the scale
+    # the largest weight gets the colour of its value, not the top of the map (uniform rows stay dark)
+    np.testing.assert_allclose(image.to_rgba(np.array([A.max()]))[0], image.cmap(A.max()))
 
 
 class _Sweep:
@@ -76,12 +138,14 @@ def _sweeps():
             "softmax": _Sweep(P, soft, np.array([0.95, 0.6, 0.3]))}
 
 
+def _walk(x):
+    yield x
+    for c in getattr(x, "children", ()):
+        yield from _walk(c)
+
+
 def _images(box):
-    def walk(x):
-        yield x
-        for c in getattr(x, "children", ()):
-            yield from walk(c)
-    return [x for x in walk(box) if isinstance(x, w.Image)]
+    return [x for x in _walk(box) if isinstance(x, w.Image)]
 
 
 def test_landscape_explorer_has_one_frame_per_P_and_hidden_live_controls():
@@ -98,8 +162,10 @@ def test_training_figure_shows_the_chosen_kind_and_P():
     title = fig.axes[0].get_title()
     A = np.asarray(cl.copy_attention(1.0, 6))
     assert "softmax attention, P = 100" in title and f"copy weight = {float(cl.copy_weight(A)):.3f}" in title
-    star = [line for line in fig.axes[1].lines if line.get_marker() == "*"][0]
+    star = next(line for line in fig.axes[1].lines if line.get_marker() == "*")
     assert (star.get_xdata()[0], star.get_ydata()[0]) == (100.0, 0.6)
+    uniform = ex.training_figure(_sweeps(), "linear", 10.0)       # the frames share one colour scale
+    assert fig.axes[0].images[0].get_clim() == uniform.axes[0].images[0].get_clim() == (0.0, 1.0)
     with pytest.raises(ValueError, match="P must be one of"):
         ex.training_figure(_sweeps(), "softmax", 50.0)
 
@@ -117,7 +183,7 @@ def test_marginal_figure_marks_both_minima_inside_the_window():
     exact = se.marginal_transition(spec, cum, P_range=(500.0, 700.0), n_scan=11)
     m = se.copy_weight_marginal(exact.P3, spec, cum)
     fig = ex.marginal_figure(m, [500.0, 700.0], [0.1, 0.2])
-    star = [line for line in fig.axes[0].lines if line.get_marker() == "*"][0]
+    star = next(line for line in fig.axes[0].lines if line.get_marker() == "*")
     np.testing.assert_allclose(star.get_xdata(), se.marginal_branches(m).minima)
     assert len(star.get_xdata()) == 2
     with pytest.raises(ValueError, match="marginal"):
@@ -150,6 +216,12 @@ def test_threshold_figure_marks_the_pair_and_explorer_notes_missing_pairs():
     (lambda: ex.training_explorer(_sweeps(), default=("linear", 11.0)), "default"),
     (lambda: ex.threshold_figure(object(), 8, 4), "table"),
     (lambda: ex.landscape_explorer([], 8, 4), "P_values"),
+    (lambda: ex.linear_size_explorer(L_values=(1, 32)), "L_values"),
+    (lambda: ex.linear_size_explorer(L_values=()), "L_values"),
+    (lambda: ex.linear_size_explorer(versions=("bayes",)), "version"),
+    (lambda: ex.linear_size_explorer(P_over_P2=(0.5, -1.0)), "P_over_P2"),
+    (lambda: ex.linear_size_explorer(default=("map", 64, 0.999)), "default"),
+    (lambda: ex.linear_size_explorer(V=1), "V"),
 ])
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -168,8 +240,22 @@ def test_live_controls_recompute_for_any_value(monkeypatch):
             yield from walk(c)
     P_w = next(x for x in walk(live) if isinstance(x, w.FloatLogSlider))
     P_w.value = 123.0                          # not one of the frames
-    assert shown and "P=123" in shown[-1]
+    assert shown and "P = 123" in shown[-1]
     kind_w = next(x for x in walk(live) if isinstance(x, w.Dropdown) and x.description == "kind")
     kind_w.value = "softmax"                   # switches the versions; the next move draws softmax
     P_w.value = 300.0
-    assert shown[-1].startswith("softmax") and "P=300" in shown[-1]
+    assert shown[-1].startswith("softmax") and "P = 300" in shown[-1]
+
+
+def test_induction_figure_key_axis_names_what_its_ticks_show():
+    """Layer 2's key axis has the sequence's tokens as ticks, so its label says tokens (issue 37, item 4 of the
+    second reader); both attention maps share the fixed colour scale 0 to 1."""
+    L, V = 6, 3
+    tokens = np.array([2, 0, 1, 2, 0, 1])
+    A = np.tril(np.ones((L, L)))
+    A /= A.sum(1, keepdims=True)
+    fig = ex.induction_figure(A, np.eye(V), tokens, A, 10.0)
+    layer2 = fig.axes[2]
+    assert [t.get_text() for t in layer2.get_xticklabels()] == [str(t) for t in tokens]
+    assert "token" in layer2.get_xlabel() and "position" in fig.axes[0].get_xlabel()
+    assert fig.axes[0].images[0].get_clim() == layer2.images[0].get_clim() == (0.0, 1.0)

@@ -59,7 +59,7 @@ def test_stack_shows_the_default_frame_with_its_label():
     frames = fr.render_frames(AXES, _draw)
     box = fr.frame_stack(AXES, frames, title="t")
     assert fr.EXPLORER_CLASS in box._dom_classes
-    outer = [x for x in _walk(box) if isinstance(x, w.Stack)][0]
+    outer = next(x for x in _walk(box) if isinstance(x, w.Stack))
     assert outer.selected_index == 0
     inner = outer.children[0].children[1]
     assert isinstance(inner, w.Stack) and inner.selected_index == 2

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from props_helpers import budget, covers, raises_naming
 
+from copylib import explorers
 from copylib import frames as fr
 
 
@@ -40,6 +41,23 @@ def test_axis_labels_every_value_and_defaults_to_one_of_them(values, data):
         assert fr.frame_label([a], (i,)) == f"x = {v}"
     with raises_naming("default"):
         fr.axis("x", values, default=max(values) + 1)
+
+
+@covers(fr.axis, fr.Axis, fr.frame_label)
+@budget(20)
+@given(st.text(alphabet="PLV/₂ abc", min_size=1, max_size=8).filter(str.strip), st.lists(
+    st.integers(0, 50), min_size=1, max_size=4, unique=True))
+def test_a_description_names_the_axis_on_the_control_and_in_the_labels(description, values):
+    import ipywidgets as w
+
+    a = fr.axis("x", values, description=description)
+    assert a.shown_name == description.strip()
+    assert fr.frame_label([a], (0,)) == f"{description.strip()} = {values[0]}"
+    box = fr.frame_stack([a], {(i,): b"" for i in range(len(values))})
+    control = box.children[0].children[0]
+    assert isinstance(control, w.SelectionSlider) and control.description == description.strip()
+    with raises_naming("description"):
+        fr.axis("x", values, description=description + "=")
 
 
 @covers(fr.render_frames, fr.frame_stack, fr.frame_explorer, fr.png_frame)
@@ -80,3 +98,18 @@ def test_live_only_marks_any_widget(note):
 def test_frame_stack_needs_axes():
     with pytest.raises(ValueError, match="axes"):
         fr.frame_stack(["P"], {})
+
+
+# copylib.explorers.linear_size_explorer builds a frame explorer over three axes; its property test sits here,
+# beside the frames it is made of (the other explorers' property tests are in tests/book/test_site_properties.py).
+@covers(explorers.linear_size_explorer)
+@budget(20)
+@given(st.sampled_from(["L_values", "V", "versions", "P_over_P2", "default"]),
+       st.sampled_from([0, -1.0, float("nan"), 1, "x", ()]))
+def test_linear_size_explorer_checks_every_argument_before_drawing(name, bad):
+    args = {"L_values": (8, 12), "V": 4, "versions": ("map",), "P_over_P2": (0.5, 2.0), "default": None}
+    args[name] = bad if name == "V" else (bad,) if name in ("L_values", "versions", "P_over_P2") else bad
+    if name == "P_over_P2" and bad == 1:
+        return  # a valid ratio (P = P_2)
+    with raises_naming("version" if name == "versions" else name):
+        explorers.linear_size_explorer(**args)
