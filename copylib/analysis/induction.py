@@ -33,7 +33,9 @@ from ..model.induction import (InductionData, InductionSpec, induction_accuracy,
 from ..model.network import attention
 
 __all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
-           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio"]
+           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio",
+           "steepness", "OnsetComparison", "compare_onsets", "FormationSteps", "formation_steps", "TemperingMixing",
+           "tempering_mixing", "InductionSwitch", "induction_switch"]
 
 
 @dataclass
@@ -571,3 +573,385 @@ def dip_ratio(density, edges, c_split: float):
         out[k] = row[i:j + 1].min() / low_peak
     return out.reshape(d.shape[:-1])
 
+
+
+# --------------------------------------------------------------------------
+# The chapter's summaries: each takes the runs above and returns a small frozen result
+# whose fields the chapter glues and checks.
+# --------------------------------------------------------------------------
+
+def _se(x, axis=None):
+    """Standard error of the mean (``ddof = 1``) along ``axis`` (all entries for ``None``)."""
+    x = np.asarray(x, dtype=float)
+    n = x.size if axis is None else x.shape[axis]
+    return np.std(x, axis=axis, ddof=1) / np.sqrt(n)
+
+
+def _grid_and_curves(P, y, name="y"):
+    """Checked ``P (n,)`` (``> 0``, strictly increasing, ``n >= 2``) and ``y (k, n)`` (one row per curve), finite."""
+    P = as_real_array("P", P)
+    if P.ndim != 1 or P.size < 2:
+        raise ValueError(f"P must be 1-d with at least 2 entries, got shape {P.shape}")
+    check_finite("P", P)
+    if not ((P > 0).all() and (np.diff(P) > 0).all()):
+        raise ValueError("P must be > 0 and strictly increasing")
+    y = as_real_array(name, y)
+    if y.ndim not in (1, 2) or y.shape[-1] != P.size:
+        raise ValueError(f"{name} must have shape ({P.size},) or (k, {P.size}) (one column per P), got {y.shape}")
+    check_finite(name, y)
+    return P, np.atleast_2d(y)
+
+
+def steepness(P, y) -> np.ndarray:
+    """The steepest normalised rise of each curve, ``max du / d ln P`` over the grid intervals.
+
+    Parameters
+    ----------
+    P : array_like, shape (n,)
+        Sample sizes, ``> 0`` and strictly increasing, ``n >= 2``.
+    y : array_like, shape (n,) or (k, n)
+        One curve per row, each changing between its first and last ``P``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        With ``u = (y - y[0]) / (y[-1] - y[0])`` the rise normalised to [0, 1]: the largest
+        ``Delta u / Delta ln P`` over the grid intervals. A rise spread evenly over a decade of ``P``
+        gives ``1 / ln 10``; a jump inside one interval ``1 / (its width in ln P)``, a lower bound.
+    """
+    P, Y = _grid_and_curves(P, y)
+    change = Y[:, -1] - Y[:, 0]
+    if (change == 0).any():
+        raise ValueError("y must change between the first and the last P in every curve")
+    u = (Y - Y[:, :1]) / change[:, None]
+    return (np.diff(u, axis=1) / np.diff(np.log(P))).max(1)
+
+
+@dataclass(frozen=True)
+class OnsetComparison:
+    """Onsets and steepness of the two-layer observables, per seed, against a one-layer reference.
+
+    names : the observables' names, in the order of the rows below; onset, steepness : ``(n_obs, n_seeds)``
+    (:func:`copylib.analysis.transitions.half_way_point` and :func:`steepness` of each seed's curve);
+    ref_onset, ref_steepness : ``(n_ref,)``, the same for the reference's runs; grid_step : the coarsest
+    step of the two-layer grid in ``ln P``.
+    """
+
+    names: tuple
+    onset: np.ndarray
+    steepness: np.ndarray
+    ref_onset: np.ndarray
+    ref_steepness: np.ndarray
+    grid_step: float
+
+    def _row(self, name: str) -> int:
+        if name not in self.names:
+            raise ValueError(f"name must be one of {self.names}, got {name!r}")
+        return self.names.index(name)
+
+    def onset_ratio(self, name: str) -> float:
+        """Mean onset of ``name`` over the mean onset of the reference."""
+        return float(self.onset[self._row(name)].mean() / self.ref_onset.mean())
+
+    def later_margin(self, name: str) -> float:
+        """``ln(onset ratio)`` minus one grid step minus 3 s.e. of the per-seed ``ln`` onsets of ``name``:
+        positive when ``name`` switches on later than the reference by more than that."""
+        ln_on = np.log(self.onset[self._row(name)])
+        return float(np.log(self.onset_ratio(name)) - self.grid_step - 3 * _se(ln_on))
+
+    def same_onset_margin(self, a: str, b: str) -> float:
+        """``|mean of ln onset(a) - ln onset(b)|`` (paired by seed) minus one grid step minus 3 s.e. of the
+        paired differences: negative when the two onsets agree within that."""
+        d = np.log(self.onset[self._row(a)]) - np.log(self.onset[self._row(b)])
+        return float(abs(d.mean()) - self.grid_step - 3 * _se(d))
+
+    def steeper_margin(self, name: str) -> float:
+        """Mean steepness of ``name`` minus the reference's, minus 3 s.e. of the difference (independent runs):
+        positive when ``name`` rises more steeply than the reference."""
+        s = self.steepness[self._row(name)]
+        return float(s.mean() - self.ref_steepness.mean() - 3 * np.hypot(_se(s), _se(self.ref_steepness)))
+
+    def table(self, reference: str = "one layer alone: copy weight (Adam)"):
+        """The mean onset and steepness of every observable and of the reference, with standard errors,
+        as a :class:`pandas.DataFrame` (one row each)."""
+        import pandas as pd
+
+        rows = list(zip(self.names, self.onset, self.steepness)) + [(reference, self.ref_onset, self.ref_steepness)]
+        return pd.DataFrame([{"observable": n, "onset P": o.mean(), "onset s.e.": _se(o), "steepness": s.mean(),
+                              "steepness s.e.": _se(s)} for n, o, s in rows]).set_index("observable")
+
+
+def compare_onsets(P, observables: dict, P_ref, reference) -> OnsetComparison:
+    """Onsets (half-way points in ``ln P``) and steepness of every seed's curve, and of a reference's runs.
+
+    Parameters
+    ----------
+    P : array_like, shape (n_P,)
+        The two-layer grid, ``> 0`` and strictly increasing.
+    observables : dict of str to array_like, shape (n_seeds, n_P)
+        One curve per seed for each observable (e.g. :class:`InductionSweep` fields), ``n_seeds >= 2``.
+    P_ref : array_like, shape (n_ref_P,)
+        The reference's grid.
+    reference : array_like, shape (n_ref, n_ref_P)
+        The reference's curves, one per run, ``n_ref >= 2``.
+
+    Returns
+    -------
+    OnsetComparison
+    """
+    from .transitions import half_way_point
+
+    if not isinstance(observables, dict) or not observables:
+        raise TypeError("observables must be a non-empty dict of name -> (n_seeds, n_P) curves")
+    curves = {str(k): _grid_and_curves(P, v, "observables")[1] for k, v in observables.items()}
+    P = _grid_and_curves(P, next(iter(curves.values())), "observables")[0]
+    if len({c.shape for c in curves.values()}) != 1 or next(iter(curves.values())).shape[0] < 2:
+        raise ValueError("observables must all have the same shape (n_seeds, n_P) with n_seeds >= 2")
+    P_ref, ref = _grid_and_curves(P_ref, reference, "reference")
+    if ref.shape[0] < 2:
+        raise ValueError("reference must have at least 2 runs (rows), for a standard error")
+    return OnsetComparison(names=tuple(curves), onset=np.stack([half_way_point(P, c.T) for c in curves.values()]),
+                           steepness=np.stack([steepness(P, c) for c in curves.values()]),
+                           ref_onset=np.asarray(half_way_point(P_ref, ref.T)), ref_steepness=steepness(P_ref, ref),
+                           grid_step=float(np.diff(np.log(P)).max()))
+
+
+@dataclass(frozen=True)
+class FormationSteps:
+    """When each head forms in training time, in the runs above the transition.
+
+    P : ``(n_above,)`` the sizes whose mean layer-1 copy weight is above the middle of its range;
+    layer1, layer2, loss : ``(n_seeds, n_above)``, the first recorded Adam step at which layer 1's copy weight,
+    layer 2's induction score and (falling) the training loss have made half of their change;
+    record_interval : the largest gap between recorded steps.
+    """
+
+    P: np.ndarray
+    layer1: np.ndarray
+    layer2: np.ndarray
+    loss: np.ndarray
+    record_interval: float
+
+    @property
+    def lag(self) -> np.ndarray:
+        """Layer 2's half-way step minus layer 1's, one per run, ``(n_seeds * n_above,)``."""
+        return (self.layer2 - self.layer1).ravel()
+
+    def table(self):
+        """The mean, smallest and largest half-way step of each curve over the runs (a :class:`pandas.DataFrame`)."""
+        import pandas as pd
+
+        rows = {"layer 1: copy weight": self.layer1, "layer 2: induction score": self.layer2,
+                "training loss": self.loss}
+        return pd.DataFrame([{"mean step": v.mean(), "earliest": int(v.min()), "latest": int(v.max())}
+                             for v in rows.values()], index=pd.Index(list(rows), name="half-way point of"))
+
+
+def formation_steps(sweep: InductionSweep) -> FormationSteps:
+    """Half-way steps of the heads and of the loss in the runs of ``sweep`` above the transition.
+
+    Parameters
+    ----------
+    sweep : InductionSweep
+        From :func:`induction_sweep`; the runs above the transition are those at the ``P`` whose seed-mean
+        layer-1 copy weight exceeds the middle of the range of all runs' final copy weights.
+
+    Returns
+    -------
+    FormationSteps
+    """
+    if not isinstance(sweep, InductionSweep):
+        raise TypeError(f"sweep must be an InductionSweep, got {type(sweep).__name__}")
+    above = sweep.c1.mean(0) > 0.5 * (sweep.c1.max() + sweep.c1.min())
+    if not above.any():
+        raise ValueError("sweep has no P above the middle of its copy-weight range")
+
+    def half_time(curve):
+        u = (curve - curve[..., :1]) / (curve[..., -1:] - curve[..., :1])
+        return sweep.steps[np.argmax(u >= 0.5, axis=-1)]
+
+    return FormationSteps(P=sweep.P[above], layer1=half_time(sweep.c1_curve[:, above]),
+                          layer2=half_time(sweep.score_curve[:, above]),
+                          loss=half_time(-sweep.train_mse_curve[:, above]),
+                          record_interval=float(np.diff(sweep.steps).max()))
+
+
+@dataclass(frozen=True)
+class TemperingMixing:
+    """Whether replica exchange over the whole posterior mixes, per ``P``, from two or more starts.
+
+    starts : the starts' names; P : ``(n_P,)``; rhat : ``(n_P,)`` split R-hat of the layer-1 copy weight
+    over the chains of all starts; fewest_trips : ``(n_P,)`` the fewest round trips of a chain;
+    mixed : ``(n_P,)`` ``rhat < rhat_max`` and ``fewest_trips >= min_trips``; swap_min : the lowest exchange
+    rate at the smallest ``P`` (every pair of rungs, chain and start); swap_bottom : ``(2,)`` the mean rate
+    of the lowest pair of rungs at the smallest and the largest ``P``; P_copy : the first ``P`` at which
+    some chain's mean copy weight exceeds ``copy_level`` (``nan`` if none); c1, accuracy : ``(n_starts, n_P)``
+    the means over chains and draws on the posterior rung.
+    """
+
+    starts: tuple
+    P: np.ndarray
+    rhat: np.ndarray
+    fewest_trips: np.ndarray
+    mixed: np.ndarray
+    swap_min: float
+    swap_bottom: np.ndarray
+    P_copy: float
+    c1: np.ndarray
+    accuracy: np.ndarray
+
+    def summary(self) -> dict:
+        """The smallest and the largest ``P`` (``P_lo``, ``P_hi``) with their R-hat and fewest round trips
+        (``rhat_lo``, ``trips_lo``, ``rhat_hi``, ``trips_hi``), the largest ``P`` that mixes (``P_mix``, 0 if
+        none), ``swap_min``, ``swap_bottom_lo``, ``swap_bottom_hi`` and ``P_copy``: plain floats, the trips ints."""
+        return {"P_lo": float(self.P[0]), "P_hi": float(self.P[-1]), "rhat_lo": float(self.rhat[0]),
+                "rhat_hi": float(self.rhat[-1]), "trips_lo": int(self.fewest_trips[0]),
+                "trips_hi": int(self.fewest_trips[-1]),
+                "P_mix": float(self.P[self.mixed].max()) if self.mixed.any() else 0.0, "swap_min": float(self.swap_min),
+                "swap_bottom_lo": float(self.swap_bottom[0]), "swap_bottom_hi": float(self.swap_bottom[1]),
+                "P_copy": float(self.P_copy)}
+
+    def table(self):
+        """One row per ``P``: R-hat, fewest round trips, and each start's mean copy weight and accuracy
+        (a :class:`pandas.DataFrame`)."""
+        import pandas as pd
+
+        cols = {"R-hat": self.rhat, "fewest round trips": self.fewest_trips.astype(int)}
+        for i, s in enumerate(self.starts):
+            cols[f"c1, {s} start"], cols[f"accuracy, {s} start"] = self.c1[i], self.accuracy[i]
+        return pd.DataFrame(cols, index=pd.Index(self.P.astype(int), name="P"))
+
+
+def tempering_mixing(runs: dict, *, rhat_max: float = 1.1, min_trips: int = 3,
+                     copy_level: float = 0.55) -> TemperingMixing:
+    """Mixing diagnostics of replica-exchange runs started from different states on the same data.
+
+    Parameters
+    ----------
+    runs : dict of str to InductionTempering
+        At least two runs (e.g. from prior draws and from Adam's solution) on the same ``P`` grid.
+    rhat_max : float > 1
+        A ``P`` mixes when the split R-hat of the copy weight over all chains is below it ...
+    min_trips : int >= 1
+        ... and every chain's walkers make at least this many round trips.
+    copy_level : float in (0, 1)
+        A chain sits in the copying state when its mean copy weight exceeds it.
+
+    Returns
+    -------
+    TemperingMixing
+    """
+    from ..inference.diagnostics import split_rhat
+
+    if not isinstance(runs, dict) or len(runs) < 2 or not all(isinstance(r, InductionTempering)
+                                                              for r in runs.values()):
+        raise TypeError("runs must be a dict of at least two InductionTempering results")
+    rs = list(runs.values())
+    if any(not np.array_equal(r.P, rs[0].P) for r in rs):
+        raise ValueError("runs must share one P grid")
+    rhat_max = check_positive("rhat_max", rhat_max)
+    if not rhat_max > 1:
+        raise ValueError(f"rhat_max must exceed 1, got {rhat_max}")
+    min_trips = check_int("min_trips", min_trips, 1)
+    copy_level = check_positive("copy_level", copy_level)
+    if not copy_level < 1:
+        raise ValueError(f"copy_level must lie in (0, 1), got {copy_level}")
+    c1 = np.concatenate([r.c1 for r in rs], 1)  # (P, chains of all starts, draws)
+    rhat = np.array([float(split_rhat(c)) for c in c1])
+    trips = np.min([r.round_trips.min(1) for r in rs], 0)
+    copying = (c1.mean(-1) > copy_level).any(1)
+    P = rs[0].P
+    return TemperingMixing(starts=tuple(runs), P=P, rhat=rhat, fewest_trips=trips,
+                           mixed=(rhat < rhat_max) & (trips >= min_trips),
+                           swap_min=min(float(r.swap_rate[:, 0].min()) for r in rs),
+                           swap_bottom=np.array([np.mean([r.swap_rate[0, i].mean() for r in rs]) for i in (0, -1)]),
+                           P_copy=float(P[np.argmax(copying)]) if copying.any() else float("nan"),
+                           c1=np.stack([r.c1.mean((1, 2)) for r in rs]),
+                           accuracy=np.stack([r.accuracy.mean((1, 2)) for r in rs]))
+
+
+@dataclass(frozen=True)
+class InductionSwitch:
+    """Where the posterior moves its weight to the copying region, from the restricted ladders at one ``P``.
+
+    P : the ladder's ``P``; P_eff : ``(n_grid,)`` ``beta P`` from the lowest non-zero rung to ``P`` (geometric);
+    log_odds, copy_mass : ``(n_pairs, n_grid)`` per pair of chains (:meth:`InductionStates.log_odds`);
+    P_sw, P25, P75 : ``(n_pairs,)`` where the copy mass first reaches 1/2, 1/4, 3/4 (``nan`` if never);
+    edges : the bins of the copy weight's density; dip, dip_below : ``(n_pairs,)`` :func:`dip_ratio` at the
+    mean ``P_sw`` and at half of it; odds_top : ``(n_pairs,)`` the log odds at ``P``; acc_gap :
+    ``(n_pairs,)`` the held-out accuracy of the copying state minus the other's at ``P``.
+    """
+
+    P: float
+    P_eff: np.ndarray
+    log_odds: np.ndarray
+    copy_mass: np.ndarray
+    P_sw: np.ndarray
+    P25: np.ndarray
+    P75: np.ndarray
+    edges: np.ndarray
+    dip: np.ndarray
+    dip_below: np.ndarray
+    odds_top: np.ndarray
+    acc_gap: np.ndarray
+
+    @property
+    def width(self) -> np.ndarray:
+        """``P75 / P25`` per pair of chains: the window over which the weight moves."""
+        return self.P75 / self.P25
+
+    def table(self):
+        """:meth:`summary` as a :class:`pandas.DataFrame`: one row per quantity, its mean and standard error."""
+        import pandas as pd
+
+        s = self.summary()
+        return pd.DataFrame({"mean over pairs of chains": [s[k] for k in s if not k.endswith("_se")],
+                             "s.e.": [s[k + "_se"] for k in s if not k.endswith("_se")]},
+                            index=pd.Index([k for k in s if not k.endswith("_se")], name="quantity"))
+
+    def summary(self) -> dict:
+        """Means over the pairs of chains, and standard errors (``*_se``), as plain floats."""
+        out = {}
+        for name in ("P_sw", "P25", "P75", "width", "dip", "dip_below", "odds_top", "acc_gap"):
+            v = getattr(self, name)
+            out[name], out[name + "_se"] = float(v.mean()), float(_se(v))
+        return out
+
+
+def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int = 25) -> InductionSwitch:
+    """The posterior's switch along ``beta P`` from :func:`sample_induction_states`, per pair of chains.
+
+    Parameters
+    ----------
+    states : InductionStates
+        The restricted ladders; their lowest non-zero rung sets the smallest ``beta P``.
+    n_grid : int >= 2
+        Points of the geometric ``beta P`` grid on which the crossings are interpolated (in ``ln P``).
+    n_bins : int >= 2
+        Bins of the copy weight on [0, 1] for the density and its dip at ``c_split``.
+
+    Returns
+    -------
+    InductionSwitch
+    """
+    from .softmax import interpolate_crossing
+
+    if not isinstance(states, InductionStates):
+        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    n_grid, n_bins = check_int("n_grid", n_grid, 2), check_int("n_bins", n_bins, 2)
+    P = float(states.P)
+    P_eff = np.geomspace(P * states.betas[1], P, n_grid)
+    log_odds = states.log_odds(P_eff / P)
+    cross = {q: np.exp([interpolate_crossing(np.log(P_eff), lo - np.log(q / (1 - q))) for lo in log_odds])
+             for q in (0.5, 0.25, 0.75)}  # per pair of chains: where Pr(C) first reaches q
+    edges = np.linspace(0, 1, n_bins + 1)
+    c_split, P_sw = float(states.c_split), float(np.mean(cross[0.5]))
+    if np.isfinite(P_sw):
+        dip = dip_ratio(states.c1_density(P_sw / P, edges), edges, c_split)
+        dip_below = dip_ratio(states.c1_density(P_sw / 2 / P, edges), edges, c_split)  # control: one state
+    else:  # some pair of chains never reaches 1/2: no switch to look at
+        dip = dip_below = np.full(log_odds.shape[0], np.nan)
+    return InductionSwitch(P=P, P_eff=P_eff, log_odds=log_odds, copy_mass=1 / (1 + np.exp(-log_odds)),
+                           P_sw=cross[0.5], P25=cross[0.25], P75=cross[0.75], edges=edges, dip=dip,
+                           dip_below=dip_below, odds_top=log_odds[:, -1],
+                           acc_gap=states.accuracy[1].mean(-1) - states.accuracy[0].mean(-1))
