@@ -9,8 +9,15 @@ from the build's ``jupyter_execute`` folder). Two ways a value can go missing:
   cell; ``test_every_key_is_glued_by_its_chapter`` finds it from the sources,
   without a build;
 * a row still holds a placeholder: ``test_built_table_holds_numbers`` reads the
-  built page (fixture ``built_site``) and requires, in every row, a non-empty
-  value cell made of pasted numbers, and no placeholder text anywhere.
+  built page (fixture ``built_site``) and requires, in every row of both tables
+  (one number per threshold, and the versions compared), a non-empty value
+  cell made of pasted numbers, and no placeholder text anywhere.
+
+A reader who follows a link from a table should land on the section that holds
+the number, not on the top of a chapter page: at least 90 % of the tables'
+links carry an anchor (``{ref}`` to a section label, ``{numref}`` to a figure,
+``{eq}`` to an equation), counted on the source (``test_table_links_land_on_sections``)
+and on the built page (``test_built_table_links_carry_anchors``).
 
 The parsing of the built table is tested on small hand-written pages first.
 """
@@ -27,18 +34,20 @@ ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 RESULTS = BOOK / "results.md"
 TABLE_ID = "results-table"
+VERSIONS_TABLE_ID = "results-versions-table"
+ANCHORED_SHARE = 0.9
 VALUE_HEADER = "Value"
 PLACEHOLDER = re.compile(r"\?\?|placeholder|todo|tbd|to be filled|\bnan\b|\binf\b", re.I)
 NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 PASTE = re.compile(r"\{glue:text\}`([\w/.-]+)::(\w+)(:[^`]*)?`")
 
 
-def table_problems(html: str) -> list[str]:
-    """What is wrong with the results table of a built page (empty list: nothing)."""
+def table_problems(html: str, table_id: str = TABLE_ID) -> list[str]:
+    """What is wrong with the results table ``table_id`` of a built page (empty list: nothing)."""
     soup = BeautifulSoup(html, "html.parser")
-    table = soup.find(id=TABLE_ID)
+    table = soup.find(id=table_id)
     if table is None:
-        return [f"no element with id {TABLE_ID!r}"]
+        return [f"no element with id {table_id!r}"]
     if table.name != "table":
         table = table.find("table")
     header = [th.get_text(" ", strip=True) for th in table.find("thead").find_all("th")]
@@ -155,7 +164,64 @@ def test_glued_keys_reads_plain_and_f_string_keys(tmp_path):
     assert glued_keys(src) == []
 
 
-def test_built_table_holds_numbers(built_site):
+@pytest.mark.parametrize("table_id", [TABLE_ID, VERSIONS_TABLE_ID])
+def test_built_table_holds_numbers(built_site, table_id):
     html = (built_site / "book" / "results.html").read_text(encoding="utf-8")
-    problems = table_problems(html)
-    assert not problems, "results table on the built site:\n" + "\n".join(problems)
+    problems = table_problems(html, table_id)
+    assert not problems, f"results table {table_id} on the built site:\n" + "\n".join(problems)
+
+
+# --------------------------------------------------------------------------
+# links: each lands on the section that holds its number
+# --------------------------------------------------------------------------
+
+ANCHORED_ROLE = re.compile(r"\{(ref|numref|eq)\}`[^`]+`")
+PAGE_ROLE = re.compile(r"\{doc\}`[^`]+`")
+MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def source_links(text: str) -> tuple[int, int]:
+    """``(anchored, all)`` links in the rows of the Markdown tables of ``text``.
+
+    Anchored: ``{ref}``, ``{numref}``, ``{eq}``, or a Markdown link with a
+    ``#fragment``; not anchored: ``{doc}`` and a Markdown link to a page.
+    """
+    rows = [line for line in text.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    anchored = total = 0
+    for row in rows:
+        roles = len(ANCHORED_ROLE.findall(row))
+        pages = len(PAGE_ROLE.findall(row))
+        links = MD_LINK.findall(row)
+        anchored += roles + sum("#" in url for url in links)
+        total += roles + pages + len(links)
+    return anchored, total
+
+
+def built_links(html: str) -> tuple[int, int]:
+    """``(anchored, all)`` internal links inside the tables of a built page."""
+    soup = BeautifulSoup(html, "html.parser")
+    hrefs = [a.get("href", "") for table in soup.find_all("table") for a in table.find_all("a")]
+    internal = [h for h in hrefs if h and not h.startswith(("http:", "https:", "mailto:"))]
+    return sum("#" in h for h in internal), len(internal)
+
+
+def test_link_counters_on_small_pages():
+    rows = ["| a | b |", "|---|---|", "| {ref}`x` | {doc}`y` |", "| {numref}`Fig. %s <f>` | [t](p.md#s) |",
+            "| [u](q.md) | {eq}`e` |", "{doc}`outside`"]
+    text = "\n".join(rows)
+    assert source_links(text) == (4, 6)
+    html = ("<table><tr><td><a href='a.html#s'>1</a><a href='b.html'>2</a><a href='#here'>3</a>"
+            "<a href='https://x.org/'>4</a></td></tr></table><a href='c.html'>5</a>")
+    assert built_links(html) == (2, 3)
+
+
+def test_table_links_land_on_sections():
+    anchored, total = source_links(RESULTS.read_text(encoding="utf-8"))
+    assert total >= 20, f"only {total} links in the results tables"
+    assert anchored >= ANCHORED_SHARE * total, \
+        f"{anchored} of {total} table links carry an anchor: link {{ref}} section labels (at least 90 %)"
+
+
+def test_built_table_links_carry_anchors(built_site):
+    anchored, total = built_links((built_site / "book" / "results.html").read_text(encoding="utf-8"))
+    assert total >= 20 and anchored >= ANCHORED_SHARE * total, f"{anchored} of {total} links carry an anchor"
