@@ -199,6 +199,14 @@ class PowerLawFit:
         h = float(student_t.ppf(0.5 + level / 2, self.dof)) * float(self.se[i])
         return float(self.coef[i]) - h, float(self.coef[i]) + h
 
+    def summary(self, name: str, level: float = 0.95) -> dict:
+        """The exponent of ``name`` with its errors, as a dict (a row of a table): ``exponent``,
+        ``se`` (OLS), ``se_jackknife``, ``lo`` and ``hi`` (the :meth:`interval` at ``level``) and ``n``."""
+        i = self._index(name)
+        lo, hi = self.interval(name, level)
+        return {"exponent": float(self.coef[i]), "se": float(self.se[i]), "se_jackknife": float(self.se_jackknife[i]),
+                "lo": lo, "hi": hi, "n": self.n}
+
     def _index(self, name: str) -> int:
         if name not in self.names[1:]:
             raise ValueError(f"name must be one of {self.names[1:]}, got {name!r}")

@@ -208,3 +208,15 @@ def test_shrinking_prior_crossovers_match_the_single_computations():
     with pytest.raises(ValueError, match="scale"):
         shrinking_prior_crossovers([8, 12], scale=0.0)
 
+
+def test_power_law_summary_is_the_exponent_with_its_errors():
+    rng = np.random.default_rng(3)
+    L = np.geomspace(16, 256, 6)
+    f = fit_power_law(2.0 * L**2 * np.exp(0.01 * rng.normal(size=L.size)), L=L)
+    row = f.summary("L", 0.9)
+    assert row["exponent"] == f.exponent("L")[0] and row["se"] == f.exponent("L")[1]
+    assert row["se_jackknife"] == f.se_jackknife[1] and row["n"] == 6
+    assert (row["lo"], row["hi"]) == f.interval("L", 0.9)
+    with pytest.raises(ValueError, match="name"):
+        f.summary("V")
+

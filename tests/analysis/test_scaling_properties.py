@@ -200,3 +200,17 @@ def test_shrinking_prior_crossovers_invalid(which, data):
     with raises_naming(which):
         sc.shrinking_prior_crossovers(**args)
 
+
+@covers(sc.PowerLawFit)
+@budget(20)
+@given(n=st.integers(4, 20), level=st.floats(0.5, 0.99), seed=seeds)
+def test_power_law_summary_valid(n, level, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(1.0, 100.0, size=n)
+    f = sc.fit_power_law(np.exp(rng.normal(size=n)) * x**1.5, x=x)
+    row = f.summary("x", level)
+    assert set(row) == {"exponent", "se", "se_jackknife", "lo", "hi", "n"} and row["n"] == n
+    assert row["lo"] <= row["exponent"] <= row["hi"]
+    with raises_naming("level"):
+        f.summary("x", 1.5)
+
