@@ -411,11 +411,15 @@ _ATTENTION_SCALE = (0.0, 1.0)
 
 
 def _draw_attention(fig, ax, A, title):
+    from matplotlib.ticker import MaxNLocator
+
     c = float(copy_weight(A))
     im = ax.imshow(A, cmap="viridis", vmin=_ATTENTION_SCALE[0], vmax=_ATTENTION_SCALE[1], interpolation="nearest")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
+    for axis in (ax.xaxis, ax.yaxis):  # positions are whole numbers
+        axis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(f"{title}\ncopy weight = {c:.3f} (previous token; uniform: {1 / A.shape[0]:.3f})", fontsize=9)
 
 
@@ -653,6 +657,7 @@ def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
     use the fixed colour scale 0 to 1. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     A1, A2 = _check_attention(A1), _check_attention(A2)
     K = np.asarray(K, dtype=float)
@@ -670,6 +675,8 @@ def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
                        interpolation="nearest")
         ax.set_xlabel("key position")
         ax.set_ylabel("query position")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(name, fontsize=9)
     fig.colorbar(im, ax=axs[2], fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
     keys = np.argwhere((tokens[:, None] == np.r_[-1, tokens[:-1]][None, :]) & np.tri(L, dtype=bool))
