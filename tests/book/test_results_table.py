@@ -133,11 +133,18 @@ def glued_keys(source: Path) -> list[re.Pattern]:
 
     An f-string key that starts with a brace (``f"{prefix}_{name}"``) would match
     nearly any key, so it is left out: a key pasted from such a glue call is
-    reported missing, on the safe side.
+    reported missing, on the safe side. A key glued from a loop over
+    ``(key, value)`` pairs (``for key, value in (("cm_Px_map", x), ...): glue(key, ...)``)
+    is read from the pairs: the string that opens a pair, in a chapter that glues
+    a variable key.
     """
-    keys = re.findall(r"""\bglue\(\s*(f?)(["'])(.+?)\2""", source.read_text(encoding="utf-8"))
-    return [re.compile(re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(k)) if f else re.escape(k))
-            for f, _, k in keys if not (f and k.startswith("{"))]
+    text = source.read_text(encoding="utf-8")
+    keys = re.findall(r"""\bglue\(\s*(f?)(["'])(.+?)\2""", text)
+    found = [re.compile(re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(k)) if f else re.escape(k))
+             for f, _, k in keys if not (f and k.startswith("{"))]
+    if re.search(r"\bglue\(\s*[A-Za-z_]\w*\s*,", text):
+        found += [re.compile(re.escape(k)) for _, k in re.findall(r"""\(\s*(["'])(\w+)\1\s*,""", text)]
+    return found
 
 
 def test_results_page_pastes_from_the_chapters():
@@ -161,6 +168,10 @@ def test_glued_keys_reads_plain_and_f_string_keys(tmp_path):
     assert any(p.fullmatch("la_K_32_4") for p in patterns)
     assert not any(p.fullmatch("sm_P3_fluct") for p in patterns)
     src.write_text('glue(f"{prefix}_{name}", float(value), display=False)\n')
+    assert glued_keys(src) == []
+    src.write_text('for key, value in (("cm_Px_map", 1.0), ("cm_Px_post", 2.0)):\n    glue(key, value, display=False)\n')
+    assert [p.pattern for p in glued_keys(src)] == ["cm_Px_map", "cm_Px_post"]
+    src.write_text('print(("cm_Px_map", 1.0))\n')  # a pair, but no glue of a variable key
     assert glued_keys(src) == []
 
 
