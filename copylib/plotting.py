@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .arguments import as_real_array, check_finite
 from .model.losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss
 
@@ -31,14 +30,20 @@ def loss_vs_sample_size(ax, P, losses: dict, L: int, V: int):
 
 
 def attention_heatmap(ax, A, title: str = ""):
-    """The attention matrix ``A`` (``L x L``) as a heat map, rows = query positions."""
+    """The attention matrix ``A`` (``L x L``) as a heat map, rows = query positions ``l``, columns = key
+    positions ``k`` (the book's ``A_{lk}``), on the fixed colour scale 0 to 1 that the colour bar states
+    (as the explorers' attention maps: matrices drawn apart stay comparable)."""
+    from matplotlib.ticker import MaxNLocator
+
     A = as_real_array("A", A)
     if A.ndim != 2:
         raise ValueError(f"A must be a matrix (L, L), got shape {A.shape}")
     check_finite("A", A)
-    im = ax.imshow(A, cmap="viridis", interpolation="nearest")
-    ax.set_xlabel("key position $m$")
+    im = ax.imshow(A, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
+    ax.set_xlabel("key position $k$")
     ax.set_ylabel("query position $l$")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title, fontsize=9)
-    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
     return ax

@@ -10,9 +10,9 @@ import matplotlib
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+from props_helpers import bad_ints, budget, covers, raises_naming
 
 from copylib import plotting
-from props_helpers import bad_ints, budget, covers, raises_naming
 
 matplotlib.use("Agg")
 
@@ -28,7 +28,9 @@ def test_plotting_valid(L, V, n):
         assert plotting.reference_lines(ax, L, V) is ax
         P = np.geomspace(1, 100, n)
         assert plotting.loss_vs_sample_size(ax2, P, {"a": np.linspace(1, 0, n)}, L, V) is ax2
-        assert plotting.attention_heatmap(ax3, np.eye(L), "t") is ax3
+        A = np.full((L, L), 1 / L)               # uniform attention: dark, not stretched to the colour map's top
+        assert plotting.attention_heatmap(ax3, A, "t") is ax3
+        assert ax3.images[0].get_clim() == (0.0, 1.0) and "$k$" in ax3.get_xlabel()
     finally:
         plt.close(fig)
 
