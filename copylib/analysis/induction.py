@@ -900,14 +900,19 @@ class InductionSwitch:
         """``P75 / P25`` per pair of chains: the window over which the weight moves."""
         return self.P75 / self.P25
 
+    _LABELS = {"P_sw": "P_sw: copy mass 1/2", "P25": "P_25: copy mass 1/4", "P75": "P_75: copy mass 3/4",
+               "width": "window P_75 / P_25", "dip": "dip ratio at P_sw", "dip_below": "dip ratio at P_sw / 2",
+               "odds_top": "log odds at P", "acc_gap": "accuracy gain of the copying state at P"}
+
     def table(self):
-        """:meth:`summary` as a :class:`pandas.DataFrame`: one row per quantity, its mean and standard error."""
+        """:meth:`summary` as a :class:`pandas.DataFrame`: one row per quantity (named in words), its mean over
+        the pairs of chains and its standard error."""
         import pandas as pd
 
         s = self.summary()
-        return pd.DataFrame({"mean over pairs of chains": [s[k] for k in s if not k.endswith("_se")],
-                             "s.e.": [s[k + "_se"] for k in s if not k.endswith("_se")]},
-                            index=pd.Index([k for k in s if not k.endswith("_se")], name="quantity"))
+        return pd.DataFrame({"mean over pairs of chains": [s[k] for k in self._LABELS],
+                             "s.e.": [s[k + "_se"] for k in self._LABELS]},
+                            index=pd.Index(list(self._LABELS.values()), name="quantity"))
 
     def summary(self) -> dict:
         """Means over the pairs of chains, and standard errors (``*_se``), as plain floats."""

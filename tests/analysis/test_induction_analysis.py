@@ -201,7 +201,7 @@ def test_switch_agrees_with_the_copy_mass_it_interpolates(states):
 def test_summaries_are_plain_numbers_of_the_fields(states):
     sw = ia.induction_switch(states, n_grid=41, n_bins=10)
     tab = sw.table()
-    assert tab.loc["P_sw", "s.e."] == pytest.approx(np.std(sw.P_sw, ddof=1) / np.sqrt(sw.P_sw.size), nan_ok=True)
+    assert tab.loc["P_sw: copy mass 1/2", "s.e."] == pytest.approx(np.std(sw.P_sw, ddof=1) / np.sqrt(sw.P_sw.size), nan_ok=True)
     rng = np.random.default_rng(1)
     a = _tempering(rng.normal(0.3, 0.01, size=(2, 2, 30)), np.array([[5, 6], [0, 1]]), np.full((1, 2, 2), 0.4))
     s = ia.tempering_mixing({"one": a, "two": a}).summary()
