@@ -15,6 +15,11 @@ The integrated theory (moments and marginals of the plug-in posterior) is in
 * :func:`z_scores`: sampled summaries against a theory's moments, in standard errors.
 * :func:`map_predictions`: ``m``, ``q`` and the test loss of the MAP action's minimum over ``P``.
 * :func:`posterior_copy_share`: the copy share of posterior means.
+* :func:`threshold_versions`: ``P1`` and ``P2`` of the versions of the action, exact, numerical and to leading order.
+* :func:`plugin_z_test`: the sampled moments against the plug-in posterior integral, with a model-error
+  allowance at small ``P`` and the calibration of the z's.
+* :func:`diagnostics_frame`, :func:`diagnostics_summary`: the per-``P`` diagnostics as a table, and
+  their worst values over the sample sizes where the chains are claimed mixed.
 
 The MCMC diagnostics the chapter reports (R-hat, ESS, half-chain drift) are in
 :mod:`copylib.inference.diagnostics`.
@@ -25,20 +30,50 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import torch
 from scipy.optimize import minimize
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
-from ..inference.diagnostics import DatasetDiagnostics, dataset_chain_diagnostics, mcse_mean
+from ..inference.diagnostics import (
+    DatasetDiagnostics,
+    ZCalibration,
+    dataset_chain_diagnostics,
+    mcse_mean,
+    studentized_z_null,
+)
 from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
 from ..model.network import ModelSpec
 from ..posterior.order_parameters import order_parameters
 from ..posterior.targets import JointPosterior
+from ..theory import linear as linear_theory
 from ..theory.linear import action_minimum
 
-__all__ = ["GroupSummary", "chain_group_summary", "excess_z", "onset_from_squares", "MapSweepSets", "map_sweep_datasets",
-           "QuenchedMap", "map_sweep_quenched", "by_data_set", "by_chain", "diagnostics_per_group", "diagnostics_table",
-           "diagnostics_arrays", "z_scores", "map_predictions", "posterior_copy_share"]
+__all__ = [
+    "DiagnosticsSummary",
+    "GroupSummary",
+    "MapSweepSets",
+    "PluginZTest",
+    "QuenchedMap",
+    "ThresholdVersions",
+    "by_chain",
+    "by_data_set",
+    "chain_group_summary",
+    "diagnostics_arrays",
+    "diagnostics_frame",
+    "diagnostics_per_group",
+    "diagnostics_summary",
+    "diagnostics_table",
+    "excess_z",
+    "map_predictions",
+    "map_sweep_datasets",
+    "map_sweep_quenched",
+    "onset_from_squares",
+    "plugin_z_test",
+    "posterior_copy_share",
+    "threshold_versions",
+    "z_scores",
+]
 
 
 @dataclass(frozen=True)
@@ -216,7 +251,7 @@ def _polish(obj, x0: np.ndarray, gtol: float, max_iter: int):
         dg, db, dW = grads["g"], grads["b"], grads["W"]
         return float(U[0]), np.concatenate([dg.numpy().ravel(), db.numpy().ravel(), dW.numpy().ravel()])
 
-    r = minimize(f, x0, jac=True, method="L-BFGS-B", options=dict(maxiter=max_iter, gtol=gtol, ftol=1e-15))
+    r = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-15})
     U, grad = f(r.x)
     return r.x, U, float(np.abs(grad).max())
 
@@ -375,3 +410,219 @@ def posterior_copy_share(moments, L: int) -> np.ndarray:
     check_int("L", L, 2)
     Q = (L - 1) * np.array([a.q for a in moments], dtype=float)
     return Q / (np.array([a.abs_m for a in moments], dtype=float) + Q)
+
+
+_OBSERVABLES = ("m²", "q sgn m", "energy")
+
+
+@dataclass(frozen=True)
+class ThresholdVersions:
+    """:func:`threshold_versions` result: dicts keyed by version name.
+
+    p1_exact : the smallest root of ``det H(P) = 0`` (:func:`copylib.theory.linear.p1_analytic`);
+    p1_numerical : the same threshold from a finite-difference Hessian and the minimiser
+    (:func:`copylib.theory.linear.p1_numerical`); p1_leading : the leading-order formula
+    (``nan`` where there is none, ``"fluct"``); p2_numerical : the copy share of the minimum
+    reaching ``1/2``; p2_asymptotic : the asymptotic formula
+    (:func:`copylib.theory.linear.p2_analytic`).
+    """
+
+    p1_exact: dict
+    p1_numerical: dict
+    p1_leading: dict
+    p2_numerical: dict
+    p2_asymptotic: dict
+
+    def table(self) -> pd.DataFrame:
+        """Relative differences, one row per version: numerical ``P1`` against the exact one, the
+        leading-order ``P1`` against the exact one, and the numerical ``P2`` against the asymptotic one."""
+        rows = {v: {"P1 numerical / exact - 1": self.p1_numerical[v] / self.p1_exact[v] - 1,
+                    "P1 leading order / exact - 1": self.p1_leading[v] / self.p1_exact[v] - 1,
+                    "P2 numerical / asymptotic - 1": self.p2_numerical[v] / self.p2_asymptotic[v] - 1}
+                for v in self.p1_exact}
+        return pd.DataFrame(rows).T
+
+
+def threshold_versions(spec: ModelSpec, versions=("mean_field", "fluct", "map"), *,
+                       rtol: float = 1e-4) -> ThresholdVersions:
+    """``P1`` and ``P2`` of each version of the linear reduced action, by every route the chapter compares.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A linear-attention spec.
+    versions : sequence of str
+        Versions of :data:`copylib.theory.linear.VERSIONS` (non-empty, no repeats).
+    rtol : float
+        Relative tolerance of the numerical ``P2`` (``0 < rtol < 1``).
+
+    Returns
+    -------
+    ThresholdVersions
+    """
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if isinstance(versions, str):
+        raise TypeError("versions must be a sequence of version names, got a single string")
+    versions = tuple(versions)
+    if not versions or len(set(versions)) != len(versions):
+        raise ValueError(f"versions must be a non-empty sequence without repeats, got {versions!r}")
+    rtol = check_positive("rtol", rtol)
+    if rtol >= 1:
+        raise ValueError(f"rtol must be in (0, 1), got {rtol}")
+    out = {k: {} for k in ("p1_exact", "p1_numerical", "p1_leading", "p2_numerical", "p2_asymptotic")}
+    for v in versions:
+        out["p1_exact"][v] = linear_theory.p1_analytic(spec, v)
+        out["p1_numerical"][v] = linear_theory.p1_numerical(spec, v)
+        out["p1_leading"][v] = linear_theory.p1_analytic(spec, v, "leading") if v != "fluct" else float("nan")
+        out["p2_numerical"][v] = linear_theory.p2_numerical(spec, v, rtol=rtol)
+        out["p2_asymptotic"][v] = linear_theory.p2_analytic(spec, v)
+    return ThresholdVersions(**out)
+
+
+@dataclass(frozen=True)
+class PluginZTest:
+    """:func:`plugin_z_test` result.
+
+    small : bool ``(n_P,)``, the sample sizes below ``P_split`` (where ``sqrt(E m^2)`` gets the
+    allowance); z_m, z_q : ``(n_P,)`` z-scores of ``sqrt(E m^2)`` and ``E[q sign m]``; z_exact : the
+    z's without allowance, ``z_m`` at ``P >= P_split`` then every ``z_q``; rel_small : sampled /
+    theory - 1 of ``sqrt(E m^2)`` below ``P_split``; excess : the difference there beyond the
+    allowance, in standard errors (:func:`excess_z`); calibration : ``mean(z_exact^2)`` against
+    its law for independent Student-t z's (:func:`copylib.inference.diagnostics.studentized_z_null`).
+    """
+
+    small: np.ndarray
+    z_m: np.ndarray
+    z_q: np.ndarray
+    z_exact: np.ndarray
+    rel_small: np.ndarray
+    excess: np.ndarray
+    calibration: ZCalibration
+
+
+def plugin_z_test(summary: GroupSummary, moments, P_values, n_sets: int, generator: np.random.Generator, *,
+                  allowance: float = 0.03, P_split: float = 100.0) -> PluginZTest:
+    """The sampled moments of ``summary`` against a theory's ``moments``, as the chapter tests them.
+
+    Parameters
+    ----------
+    summary : GroupSummary
+        Sampled moments, one group per entry of ``P_values``.
+    moments : sequence
+        The theory's moments (objects with ``rms_m`` and ``q``), one per group.
+    P_values : sequence of float
+        The sample sizes of the groups (finite, > 0).
+    n_sets : int
+        Data sets per group (``>= 4``): each error is estimated from them.
+    generator : numpy.random.Generator
+        Source of the simulated law of ``mean(z^2)``.
+    allowance : float
+        Relative model-error allowance of ``sqrt(E m^2)`` below ``P_split`` (``>= 0``).
+    P_split : float
+        Sample size from which no allowance is made (``> 0``).
+
+    Returns
+    -------
+    PluginZTest
+    """
+    if not isinstance(summary, GroupSummary):
+        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    P = as_real_array("P_values", P_values)
+    if P.ndim != 1 or P.size != summary.rms_m.size or not np.all(np.isfinite(P) & (P > 0)):
+        raise ValueError(f"P_values must be {summary.rms_m.size} finite values > 0, one per group, got {P_values!r}")
+    n_sets = check_int("n_sets", n_sets, 4)
+    allowance = check_positive("allowance", allowance, allow_zero=True)
+    P_split = check_positive("P_split", P_split)
+    z_m, z_q = z_scores(summary, moments)
+    small = P < P_split
+    z_exact = np.concatenate([z_m[~small], z_q])
+    theory_m = np.array([t.rms_m for t in moments], dtype=float)[small]
+    rel_small = summary.rms_m[small] / theory_m - 1
+    excess = excess_z(summary.rms_m[small], summary.rms_m_se[small], theory_m, allowance)
+    calibration = studentized_z_null([np.eye(z_exact.size)], n_sets, generator).calibration(z_exact)
+    return PluginZTest(small=small, z_m=z_m, z_q=z_q, z_exact=z_exact, rel_small=rel_small, excess=excess,
+                       calibration=calibration)
+
+
+def diagnostics_frame(rows, P_values) -> pd.DataFrame:
+    """The diagnostics of :func:`diagnostics_per_group` rows as a table, one row per ``P``.
+
+    Parameters
+    ----------
+    rows : list of DatasetDiagnostics
+        One per sample size.
+    P_values : sequence of float
+        The sample sizes, one per row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``(statistic, observable)``: the worst and the median R-hat over the data sets,
+        ``1 + 1/ESS`` of one chain (where split R-hat sits for stationary chains), bulk and tail ESS
+        summed over the data sets and the half-chain drift z, for ``m²``, ``q sgn m`` and the energy.
+    """
+    arrays = diagnostics_arrays(rows)
+    if len(P_values) != len(rows):
+        raise ValueError(f"rows and P_values must have the same length, got {len(rows)} and {len(P_values)}")
+    columns = {"R-hat (worst)": arrays["rhat"], "R-hat (median)": arrays["median_rhat"],
+               "1 + 1/ESS per chain": 1 + 1 / arrays["ess_per_chain"], "bulk ESS": arrays["ess_bulk"],
+               "tail ESS": arrays["ess_tail"], "drift z": arrays["drift_z"]}
+    data = {(stat, obs): a[:, k] for stat, a in columns.items() for k, obs in enumerate(_OBSERVABLES)}
+    return pd.DataFrame(data, index=pd.Index([int(p) for p in P_values], name="P"))
+
+
+@dataclass(frozen=True)
+class DiagnosticsSummary:
+    """:func:`diagnostics_summary` result.
+
+    P : ``(n_P,)`` sample sizes; mixed : bool ``(n_P,)``, where the chains are claimed mixed;
+    rhat, ess_bulk, ess_tail, drift_z, ess_per_chain : ``(n_P, 3)`` arrays for ``(m^2, q sign m,
+    energy)`` as :func:`diagnostics_arrays` returns them; worst : the numbers the chapter quotes,
+    as floats: ``rhat_m2``, ``rhat_q``, ``rhat_E`` (worst R-hat where mixed), ``drift`` (largest
+    drift z), ``ess`` (fewest bulk or tail ESS where mixed), ``ess_chain_q``, ``ess_chain_E``
+    (fewest effective draws per chain where mixed), ``rhat_q_bad`` and ``ess_q_bad`` (worst R-hat
+    and fewest bulk ESS of ``q sign m`` at any ``P``).
+    """
+
+    P: np.ndarray
+    mixed: np.ndarray
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    drift_z: np.ndarray
+    ess_per_chain: np.ndarray
+    worst: dict
+
+
+def diagnostics_summary(rows, P_values, mixed_P) -> DiagnosticsSummary:
+    """The diagnostics of :func:`diagnostics_per_group` rows and their worst values.
+
+    Parameters
+    ----------
+    rows : list of DatasetDiagnostics
+        One per sample size.
+    P_values : sequence of float
+        The sample sizes, one per row.
+    mixed_P : sequence of float
+        The sample sizes (a non-empty subset of ``P_values``) where the chains are claimed mixed.
+
+    Returns
+    -------
+    DiagnosticsSummary
+    """
+    d = diagnostics_arrays(rows)
+    P = as_real_array("P_values", P_values)
+    if P.ndim != 1 or P.size != len(rows):
+        raise ValueError(f"P_values must be 1-d with one value per row ({len(rows)}), got {P_values!r}")
+    mixed_values = as_real_array("mixed_P", mixed_P)
+    if mixed_values.size == 0 or not np.isin(mixed_values, P).all():
+        raise ValueError(f"mixed_P must be a non-empty subset of P_values {P.tolist()}, got {mixed_P!r}")
+    mixed = np.isin(P, mixed_values)
+    rh, eb, et, pc = d["rhat"], d["ess_bulk"], d["ess_tail"], d["ess_per_chain"]
+    worst = {"rhat_m2": rh[mixed, 0].max(), "rhat_q": rh[mixed, 1].max(), "rhat_E": rh[mixed, 2].max(),
+             "drift": d["drift_z"].max(), "ess": min(eb[mixed].min(), et[mixed].min()),
+             "ess_chain_q": pc[mixed, 1].min(), "ess_chain_E": pc[mixed, 2].min(),
+             "rhat_q_bad": rh[:, 1].max(), "ess_q_bad": eb[:, 1].min()}
+    return DiagnosticsSummary(P=P, mixed=mixed, rhat=rh, ess_bulk=eb, ess_tail=et, drift_z=d["drift_z"],
+                              ess_per_chain=pc, worst={k: float(v) for k, v in worst.items()})

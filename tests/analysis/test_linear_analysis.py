@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from copylib import ModelSpec
-from types import SimpleNamespace
-
-from copylib.analysis.linear import (by_chain, by_data_set, chain_group_summary, diagnostics_arrays,
-                                     diagnostics_per_group, diagnostics_table, excess_z, map_predictions, onset_from_squares,
-                                     posterior_copy_share, z_scores)
+from copylib.analysis.linear import (
+    by_chain,
+    by_data_set,
+    chain_group_summary,
+    diagnostics_arrays,
+    diagnostics_per_group,
+    diagnostics_table,
+    excess_z,
+    map_predictions,
+    onset_from_squares,
+    posterior_copy_share,
+    z_scores,
+)
 from copylib.theory import linear as lt
 
 SPEC = ModelSpec(L=32, V=4, kind="linear")
@@ -52,7 +62,7 @@ def test_map_sweep_quenched_adam_part_equals_map_sweep_datasets_and_polish_lower
     from copylib.analysis.linear import map_sweep_datasets, map_sweep_quenched
 
     spec = ModelSpec(L=6, V=3, kind="linear")
-    kw = dict(init_scales=(0.1, 1.0), n_steps=60, lr=0.05, lr_final=1e-2)
+    kw = {"init_scales": (0.1, 1.0), "n_steps": 60, "lr": 0.05, "lr_final": 1e-2}
     r = map_sweep_quenched([2, 40], spec, (3, 4), **kw)
     a = map_sweep_datasets([2, 40], spec, (3, 4), **kw)
     for name in ("m", "q", "test_loss", "objective"):
@@ -138,3 +148,48 @@ def test_excess_z_example_and_bad_input():
         excess_z([1.0], [0.1], [1.0], -0.01)
     with pytest.raises(ValueError, match="theory must contain only finite"):
         excess_z([1.0], [0.1], [np.nan], 0.03)
+
+
+def test_threshold_versions_match_the_theory_functions():
+    from copylib.analysis.linear import threshold_versions
+
+    t = threshold_versions(SPEC, ("mean_field", "fluct"))
+    assert t.p1_exact["mean_field"] == lt.p1_analytic(SPEC, "mean_field")
+    assert t.p2_asymptotic["fluct"] == lt.p2_analytic(SPEC, "fluct")
+    assert t.p2_numerical["mean_field"] == pytest.approx(lt.p2_numerical(SPEC, "mean_field", rtol=1e-4), rel=1e-12)
+    table = t.table()
+    assert abs(table.loc["mean_field", "P1 numerical / exact - 1"]) < 1e-6
+    assert np.isnan(table.loc["fluct", "P1 leading order / exact - 1"])
+    with pytest.raises(ValueError, match="versions"):
+        threshold_versions(SPEC, ())
+
+
+def test_plugin_z_test_splits_at_P_split_and_applies_the_allowance_below():
+    from copylib.analysis.linear import plugin_z_test
+
+    rng = np.random.default_rng(3)
+    s = chain_group_summary(rng.normal(size=(3, 6, 40)), rng.normal(size=(3, 6, 40)))
+    # theory 2 % below the sampled rms at every P: inside a 3 % allowance, a z of 0.02 rms / se without one
+    theory = [SimpleNamespace(rms_m=r / 1.02, q=u) for r, u in zip(s.rms_m, s.q)]
+    r = plugin_z_test(s, theory, [10, 50, 200], 6, np.random.default_rng(4), allowance=0.03, P_split=100)
+    assert r.small.tolist() == [True, True, False]
+    assert np.allclose(r.rel_small, 0.02) and np.all(r.excess == 0)
+    assert r.z_exact.size == 1 + 3 and np.allclose(r.z_exact[3:], 0)
+    assert np.allclose(r.z_exact[0], (s.rms_m[2] - theory[2].rms_m) / s.rms_m_se[2])
+
+
+def test_diagnostics_summary_and_frame_of_a_shifted_chain():
+    from copylib.analysis.linear import diagnostics_frame, diagnostics_summary
+
+    rng = np.random.default_rng(1)
+    m, q, E = (rng.normal(size=(2, 3, 2, 400)) for _ in range(3))
+    q[1, 0, 1] += 3.0  # unmixed at the second P
+    rows = diagnostics_per_group(m, q * np.sign(m), E)
+    s = diagnostics_summary(rows, [10, 40], mixed_P=[10])
+    assert s.mixed.tolist() == [True, False]
+    assert s.worst["rhat_q"] < 1.02
+    assert s.worst["rhat_q_bad"] > 1.5
+    frame = diagnostics_frame(rows, [10, 40])
+    assert frame.loc[40, ("R-hat (worst)", "q sgn m")] == pytest.approx(s.worst["rhat_q_bad"])
+    with pytest.raises(ValueError, match="mixed_P"):
+        diagnostics_summary(rows, [10, 40], mixed_P=[20])

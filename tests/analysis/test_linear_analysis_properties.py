@@ -1,0 +1,149 @@
+"""Property tests of the table functions of copylib.analysis.linear (thresholds by route, the plug-in
+z test, diagnostics tables).
+
+Random valid arguments give output of the documented type, shape and range; each kind of invalid
+argument raises ValueError or TypeError naming the parameter.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+from props_helpers import (
+    bad_ints,
+    bad_positive,
+    bad_spec,
+    budget,
+    covers,
+    raises_naming,
+)
+
+import copylib as cl
+from copylib.analysis import linear as lx
+from copylib.inference.diagnostics import ZCalibration
+
+seeds = st.integers(0, 2**32 - 1)
+VERSIONS = ("mean_field", "fluct", "map")
+
+
+@covers(lx.threshold_versions, lx.ThresholdVersions)
+@budget(3)
+@given(L=st.integers(4, 6), V=st.integers(2, 3), versions=st.sampled_from([VERSIONS, ("map",), ("fluct", "mean_field")]))
+def test_threshold_versions_valid(L, V, versions):
+    spec = cl.ModelSpec(L=L, V=V, kind="linear")
+    t = lx.threshold_versions(spec, versions)
+    for field in ("p1_exact", "p1_numerical", "p1_leading", "p2_numerical", "p2_asymptotic"):
+        assert tuple(getattr(t, field)) == versions
+    for v in versions:
+        assert 0 < t.p1_exact[v] < t.p2_numerical[v] and t.p2_asymptotic[v] > 0
+        assert math.isclose(t.p1_numerical[v], t.p1_exact[v], rel_tol=1e-6)  # two routes to one number
+        assert math.isnan(t.p1_leading[v]) == (v == "fluct")
+    table = t.table()
+    assert isinstance(table, pd.DataFrame) and list(table.index) == list(versions) and table.shape == (len(versions), 3)
+
+
+@covers(lx.threshold_versions)
+@budget(20)
+@given(data=st.data())
+def test_threshold_versions_invalid(data):
+    args = {"spec": cl.ModelSpec(L=4, V=2, kind="linear"), "versions": VERSIONS, "rtol": 1e-4}
+    name = data.draw(st.sampled_from(["spec", "versions", "rtol"]))
+    args[name] = data.draw({"spec": bad_spec(), "versions": st.sampled_from(["map", (), ("map", "map")]),
+                            "rtol": st.one_of(bad_positive(), st.floats(1.0, 1e6))}[name])
+    with raises_naming(name):
+        lx.threshold_versions(**args)
+
+
+def _summary_and_theory(rng, n_groups, n_sets):
+    summary = lx.chain_group_summary(rng.normal(size=(n_groups, n_sets, 20)), rng.normal(size=(n_groups, n_sets, 20)))
+    theory = [SimpleNamespace(rms_m=float(a * (1 + 0.05 * rng.normal())), q=float(b))
+              for a, b in zip(summary.rms_m, summary.q)]
+    return summary, theory
+
+
+@covers(lx.plugin_z_test, lx.PluginZTest)
+@budget(15)
+@given(n_groups=st.integers(2, 6), n_sets=st.integers(4, 8), split=st.floats(0.5, 8.0),
+       allowance=st.floats(0.0, 0.5), seed=seeds)
+def test_plugin_z_test_valid(n_groups, n_sets, split, allowance, seed):
+    rng = np.random.default_rng(seed)
+    summary, theory = _summary_and_theory(rng, n_groups, n_sets)
+    P = np.arange(1.0, n_groups + 1.0)
+    r = lx.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
+    small = P < split
+    assert np.array_equal(r.small, small)
+    z_m, z_q = lx.z_scores(summary, theory)
+    assert np.array_equal(r.z_exact, np.concatenate([z_m[~small], z_q]))
+    assert r.rel_small.shape == r.excess.shape == (int(small.sum()),)
+    assert (r.excess >= 0).all() and (r.excess <= np.abs(z_m[small]) + 1e-12).all()  # the allowance only removes
+    assert isinstance(r.calibration, ZCalibration)
+    again = lx.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
+    assert again.calibration == r.calibration  # the same generator seed gives the same law
+
+
+@covers(lx.plugin_z_test)
+@budget(25)
+@given(data=st.data())
+def test_plugin_z_test_invalid(data):
+    summary, theory = _summary_and_theory(np.random.default_rng(0), 3, 4)
+    args = {"summary": summary, "moments": theory, "P_values": [1.0, 2.0, 3.0], "n_sets": 4,
+            "generator": np.random.default_rng(1), "allowance": 0.03, "P_split": 2.0}
+    name = data.draw(st.sampled_from(["summary", "moments", "P_values", "n_sets", "generator", "allowance", "P_split"]))
+    args[name] = data.draw({"summary": st.sampled_from([None, "summary", {"rms_m": 1}]),
+                            "moments": st.just(theory[:2]),
+                            "P_values": st.sampled_from([[1.0, 2.0], [1.0, -2.0, 3.0], [1.0, np.nan, 3.0], "abc"]),
+                            "n_sets": bad_ints(4), "generator": st.sampled_from([None, 3, "rng"]),
+                            "allowance": st.one_of(st.floats(max_value=-1e-9), st.sampled_from([math.nan, None])),
+                            "P_split": bad_positive()}[name])
+    with raises_naming(name):
+        lx.plugin_z_test(**args)
+
+
+def _rows(rng, n_P, n_sets=2, n_chains=2, n_draws=40):
+    m, q, E = (rng.normal(size=(n_P, n_sets, n_chains, n_draws)) for _ in range(3))
+    return lx.diagnostics_per_group(m, q, E)
+
+
+@covers(lx.diagnostics_frame, lx.diagnostics_summary, lx.DiagnosticsSummary)
+@budget(10)
+@given(n_P=st.integers(1, 4), seed=seeds, data=st.data())
+def test_diagnostics_frame_and_summary_valid(n_P, seed, data):
+    rows = _rows(np.random.default_rng(seed), n_P)
+    P = [10.0 * (i + 1) for i in range(n_P)]
+    mixed = data.draw(st.lists(st.sampled_from(P), min_size=1, unique=True))
+    frame = lx.diagnostics_frame(rows, P)
+    assert frame.shape == (n_P, 18) and list(frame.index) == [int(p) for p in P]
+    arrays = lx.diagnostics_arrays(rows)
+    assert np.array_equal(frame[("R-hat (worst)", "q sgn m")].to_numpy(), arrays["rhat"][:, 1])
+    s = lx.diagnostics_summary(rows, P, mixed)
+    assert np.array_equal(s.mixed, np.isin(P, mixed))
+    assert set(s.worst) == {"rhat_m2", "rhat_q", "rhat_E", "drift", "ess", "ess_chain_q", "ess_chain_E",
+                            "rhat_q_bad", "ess_q_bad"}
+    assert all(isinstance(v, float) and np.isfinite(v) for v in s.worst.values())
+    assert s.worst["rhat_q"] <= s.worst["rhat_q_bad"] and s.worst["ess_q_bad"] <= s.ess_bulk[s.mixed, 1].min()
+
+
+@covers(lx.diagnostics_frame, lx.diagnostics_summary)
+@budget(15)
+@given(data=st.data())
+def test_diagnostics_frame_and_summary_invalid(data):
+    rows = _rows(np.random.default_rng(0), 2)
+    which = data.draw(st.sampled_from(["frame", "summary"]))
+    if which == "frame":
+        name = data.draw(st.sampled_from(["rows", "P_values"]))
+        args = {"rows": rows, "P_values": [10, 20]}
+        args[name] = data.draw({"rows": st.sampled_from([[], [None], ["row"]]), "P_values": st.just([10])}[name])
+        with raises_naming(name):
+            lx.diagnostics_frame(**args)
+    else:
+        name = data.draw(st.sampled_from(["rows", "P_values", "mixed_P"]))
+        args = {"rows": rows, "P_values": [10, 20], "mixed_P": [10]}
+        args[name] = data.draw({"rows": st.sampled_from([[], [None]]), "P_values": st.sampled_from([[10], "abc"]),
+                                "mixed_P": st.sampled_from([[], [30], "abc"])}[name])
+        with raises_naming(name):
+            lx.diagnostics_summary(**args)
