@@ -590,3 +590,96 @@ def test_copylib_name_exists(name):
 def test_every_row_names_copylib_or_says_none():
     unnamed = [row[0] for row in ROWS if not re.search(r"`(cl|spec)\.", row[3]) and row[3] != "—"]
     assert not unnamed, f"rows with neither a copylib name nor '—': {unnamed}"
+
+
+# --------------------------------------------------------------------------
+# the glossary and the front matter: one name per concept (issue 37)
+# --------------------------------------------------------------------------
+
+GLOSSARY = BOOK / "glossary.md"
+PRIMER = BOOK / "primer.md"
+FRONT_MATTER = [BOOK / f"{name}.md" for name in ("intro", "primer", "results", "glossary", "notation", "reproducing")]
+RHAT_NUMBER = re.compile(r"(?<![\d.])1\.\d{1,2}(?![\d.])")
+THRESHOLD_STAR = re.compile(r"P\s*(\^|_)\s*\{?\s*(\\ast|\*)|\bP\*")
+
+
+def glossary_entries(text: str) -> dict[str, str]:
+    """Every term of the ``{glossary}`` block, mapped to the text of its entry (aliases share one)."""
+    block = re.search(r"^```\{glossary\}\n(.*?)^```", text, re.S | re.M)
+    assert block, "the glossary page has no {glossary} block"
+    entries, terms, body = {}, [], []
+    for line in block.group(1).splitlines() + [""]:
+        if line and not line[0].isspace():
+            if body:
+                entries.update({t: "\n".join(body) for t in terms})
+                terms, body = [], []
+            terms.append(line.strip())
+        elif line.strip():
+            body.append(line.strip())
+    entries.update({t: "\n".join(body) for t in terms if body})
+    return entries
+
+
+def rhat_thresholds_checked(text: str) -> set[str]:
+    """The R-hat thresholds a chapter's checks apply: numbers 1.xx in a check call that names R-hat."""
+    _, code = split_page(text)
+    lines = [line for _, line in code]
+    found = set()
+    for i, line in enumerate(lines):
+        if "checks." not in line:
+            continue
+        call, depth = "", 0
+        for part in lines[i:]:  # the call runs until its parentheses close
+            call += " " + part
+            depth += part.count("(") - part.count(")")
+            if depth <= 0:
+                break
+        if "R-hat" in call:
+            found |= set(RHAT_NUMBER.findall(call))
+    return found
+
+
+def test_rhat_detector_on_strings():
+    text = "\n".join(["```{code-cell}", 'checks.below("R-hat pooled below 1.1", x, 1.1)',
+                      'checks.above("at P = 3 R-hat of q flags unmixed chains "', '             "(> 1.01)", r, 1.01)',
+                      'checks.below("drift z < 4 at P = 1.5", z, 4)', "```", "R-hat below 1.3 in prose"])
+    assert rhat_thresholds_checked(text) == {"1.1", "1.01"}
+
+
+def test_glossary_states_every_rhat_threshold_the_chapters_check():
+    """Reader's item 8: the glossary's R-hat entry names the thresholds the chapters apply (and why)."""
+    entry = glossary_entries(GLOSSARY.read_text(encoding="utf-8"))["R-hat"]
+    checked = {n: sorted(p.stem for p in PAGES if n in rhat_thresholds_checked(p.read_text(encoding="utf-8")))
+               for p in PAGES for n in rhat_thresholds_checked(p.read_text(encoding="utf-8"))}
+    assert checked, "no chapter checks an R-hat threshold: the detector is broken"
+    missing = {n: pages for n, pages in checked.items() if not re.search(rf"(?<![\d.]){re.escape(n)}(?!\d)", entry)}
+    assert not missing, f"R-hat thresholds checked in chapters but not stated in the glossary: {missing}"
+    assert "1 + 1/n_{\\rm eff}" in entry, "the entry says why a chapter may need a threshold above 1.01"
+
+
+def test_primer_terms_have_glossary_entries():
+    entries = glossary_entries(GLOSSARY.read_text(encoding="utf-8"))
+    linked = re.findall(r"\{term\}`(?:[^`<]*<)?([^`<>]+?)>?`", PRIMER.read_text(encoding="utf-8"))
+    needed = {"action", "saddle point", "mean field", "order parameter", "first-order transition", "spinodal",
+              "hysteresis", "nat", "annealed average", "quenched average", "likelihood temperature",
+              "plug-in approximation", "plug-in marginal"}
+    assert needed <= set(linked), f"the primer does not link {sorted(needed - set(linked))}"
+    assert not set(linked) - set(entries), f"primer terms without a glossary entry: {sorted(set(linked) - set(entries))}"
+
+
+def test_glossary_has_one_name_per_concept():
+    entries = glossary_entries(GLOSSARY.read_text(encoding="utf-8"))
+    assert "mean field" in entries and "saddle point" in entries
+    assert entries["mean field"] != entries["saddle point"], "mean field (the version) and saddle point (the method)"
+    assert "averaged-moment approximation" not in entries, "the plug-in approximation has one name"
+
+
+@pytest.mark.parametrize("page", FRONT_MATTER, ids=[p.stem for p in FRONT_MATTER])
+def test_front_matter_names_thresholds_P1_P2_P3(page):
+    prose, _ = split_page(page.read_text(encoding="utf-8"))
+    bad = [f"line {n}: ${m}$" for n, m in math_segments(prose) if THRESHOLD_STAR.search(m)]
+    bad += [f"line {n}" for n, line in prose_text(prose) if re.search(r"\bP\*", line)]
+    allowed = "written $P_\\ast$ in that chapter"  # the notation page names the predictability chapter's symbol
+    bad = [b for b in bad if not (page.stem == "notation" and allowed in page.read_text(encoding="utf-8")
+                                  and b.startswith("line") and "P_\\ast" in b)]
+    assert not bad, f"{page.name}: a threshold is P_1, P_2 or P_3 (never P*): {bad}"
