@@ -18,37 +18,9 @@ from pathlib import Path
 import copylib
 from props_helpers import COVERED
 
-PROPERTY_MODULES = (
-    "test_arguments_properties",
-    "test_config_properties",
-    "test_plotting_properties",
-    "test_task_properties",
-    "test_network_properties",
-    "test_statistics_properties",
-    "test_losses_properties",
-    "test_transitions_properties",
-    "test_attention_properties",
-    "test_cache_properties",
-    "test_evidence_properties",
-    "test_linear_theory_properties",
-    "test_softmax_theory_properties",
-    "test_langevin_properties",
-    "test_proposals_properties",
-    "test_posterior_sampling_properties",
-    "test_adaptation_properties",
-    "test_monitoring_properties",
-    "test_targets_properties",
-    "test_diagnostics_properties",
-    "test_site_properties",
-    "test_frames_properties",
-    "test_scaling_properties",
-    "test_predictability_properties",
-    "test_transitions_properties",
-    "test_causal_theory_properties",
-    "test_plugin_loss_properties",
-    "test_reduced_action_properties",
-    "test_induction_properties",
-)
+# Every property-test module under tests/ (they are named test_<module>_properties.py), found
+# rather than listed, so that a new one counts without being registered here too.
+PROPERTY_MODULES = tuple(sorted(p.stem for p in Path(__file__).resolve().parent.rglob("test_*_properties.py")))
 
 
 def _import_test_module(name: str):
