@@ -20,6 +20,9 @@ The integrated theory (moments and marginals of the plug-in posterior) is in
   allowance at small ``P`` and the calibration of the z's.
 * :func:`diagnostics_frame`, :func:`diagnostics_summary`: the per-``P`` diagnostics as a table, and
   their worst values over the sample sizes where the chains are claimed mixed.
+* :func:`local_minimum_scan`: the number of local minima of the action along ``P``, and at its steepest point.
+* :func:`jump_table`: the copy-share jumps of :func:`copylib.theory.linear.copy_share_jump` as a table.
+* :func:`smallest_jump_size`: the smallest ``L`` at which a version's minimum jumps, by bisection.
 
 The MCMC diagnostics the chapter reports (R-hat, ESS, half-chain drift) are in
 :mod:`copylib.inference.diagnostics`.
@@ -73,6 +76,11 @@ __all__ = [
     "posterior_copy_share",
     "threshold_versions",
     "z_scores",
+    "LocalMinimumScan",
+    "local_minimum_scan",
+    "jump_table",
+    "SmallestJump",
+    "smallest_jump_size",
 ]
 
 
@@ -119,7 +127,7 @@ def chain_group_summary(m, q) -> GroupSummary:
     for i in range(G):
         m2, qs = m[i] ** 2, q[i] * np.sign(m[i])
         pair = []
-        for name, x in (("m2", m2), ("q", qs)):
+        for _name, x in (("m2", m2), ("q", qs)):
             spread = x.mean(1).std(ddof=1) / np.sqrt(R)
             mc = float(mcse_mean(x))
             pair.append((x.mean(), max(spread, mc), "spread" if spread >= mc else "mcse"))
@@ -626,3 +634,149 @@ def diagnostics_summary(rows, P_values, mixed_P) -> DiagnosticsSummary:
              "rhat_q_bad": rh[:, 1].max(), "ess_q_bad": eb[:, 1].min()}
     return DiagnosticsSummary(P=P, mixed=mixed, rhat=rh, ess_bulk=eb, ess_tail=et, drift_z=d["drift_z"],
                               ess_per_chain=pc, worst={k: float(v) for k, v in worst.items()})
+
+
+@dataclass(frozen=True)
+class LocalMinimumScan:
+    """:func:`local_minimum_scan` result.
+
+    P : the scanned sample sizes (a geometric grid, then the steepest point and its two neighbours
+    at relative distance ``1e-6``); n_minima : the number of local minima with ``m > 0`` at each;
+    steepest : :func:`copylib.theory.linear.copy_share_jump` at this size.
+    """
+
+    P: np.ndarray
+    n_minima: np.ndarray
+    steepest: object
+
+    def row(self, L: int) -> dict:
+        """One table row: the scan's size, the fewest and most minima, the steepest point and the
+        copy shares of the global minimum on its two sides (``L`` is the spec's sequence length)."""
+        j = self.steepest
+        return {"P values scanned": self.P.size, "fewest minima": int(self.n_minima.min()),
+                "most minima": int(self.n_minima.max()), "steepest at P": j.P_jump,
+                "share below": float(linear_theory.copy_share(j.below.m, j.below.q, L)),
+                "share above": float(linear_theory.copy_share(j.above.m, j.above.q, L)), "bracket dP/P": j.rel_width}
+
+
+def local_minimum_scan(spec: ModelSpec, version: str, P_from: float, n_P: int, *, P_to: float = 1e4) -> LocalMinimumScan:
+    """Count the local minima of a version's action on a grid of ``P`` and at its steepest point.
+
+    A first-order jump of the global minimum needs two coexisting local minima; a count of one
+    everywhere, including at the steepest change of the copy share (where a coexistence window
+    narrower than a grid step would be), rules it out.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A linear-attention spec.
+    version : str
+        A version of :data:`copylib.theory.linear.VERSIONS`.
+    P_from, P_to : float
+        The geometric grid's ends (``0 < P_from < P_to``).
+    n_P : int
+        Grid points (``>= 2``).
+
+    Returns
+    -------
+    LocalMinimumScan
+    """
+    P_from = check_positive("P_from", P_from)
+    P_to = check_positive("P_to", P_to)
+    if not P_from < P_to:
+        raise ValueError(f"P_from must be below P_to = {P_to}, got {P_from}")
+    n_P = check_int("n_P", n_P, 2)
+    steepest = linear_theory.copy_share_jump(spec, version)
+    P = np.concatenate([np.geomspace(P_from, P_to, n_P), steepest.P_jump * np.array([1 - 1e-6, 1.0, 1 + 1e-6])])
+    n_minima = np.array([len(found) for found in linear_theory.local_minima(P, spec, version)])
+    return LocalMinimumScan(P=P, n_minima=n_minima, steepest=steepest)
+
+
+def jump_table(jumps: dict, V: int) -> pd.DataFrame:
+    """The copy-share jumps ``{version: {L: CopyJump}}`` as a table, one row per ``(version, L)``.
+
+    Parameters
+    ----------
+    jumps : dict
+        ``{version: {L: CopyJump}}`` from :func:`copylib.theory.linear.copy_share_jump`.
+    V : int
+        The vocabulary size of the specs (``>= 2``), for the asymptotic ``P2``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns: ``P2``, its ratio to the asymptotic formula, ``P_jump / P2``, the copy shares on
+        the two sides, the jump, whether there are two minima and the slope of their action difference.
+    """
+    V = check_int("V", V, 2)
+    if not isinstance(jumps, dict) or not jumps or not all(isinstance(d, dict) and d for d in jumps.values()):
+        raise ValueError("jumps must be a non-empty dict {version: {L: CopyJump}} with non-empty inner dicts")
+    rows = []
+    for v, by_L in jumps.items():
+        for Lb, j in by_L.items():
+            asym = linear_theory.p2_analytic(ModelSpec(L=Lb, V=V, kind="linear"), v)
+            rows.append({"version": v, "L": Lb, "P2": j.P2, "P2 / asymptotic": j.P2 / asym,
+                         "P_jump / P2": j.P_jump / j.P2,
+                         "share below": float(linear_theory.copy_share(j.below.m, j.below.q, Lb)),
+                         "share above": float(linear_theory.copy_share(j.above.m, j.above.q, Lb)), "jump": j.jump,
+                         "two minima": j.two_minima, "slope (nats)": j.slope})
+    return pd.DataFrame(rows).set_index(["version", "L"])
+
+
+@dataclass(frozen=True)
+class SmallestJump:
+    """:func:`smallest_jump_size` result.
+
+    lo, hi : the final bracket, ``hi = lo + 1`` (continuous at ``lo``, first order at ``hi`` if the
+    start bracket was valid); start : the start bracket; start_lo, start_hi : the
+    :func:`copylib.theory.linear.copy_share_jump` results at its ends; start_valid : continuous (one
+    minimum) at the start's low end and first order at its high end; at_hi : the result at ``hi``.
+    """
+
+    lo: int
+    hi: int
+    start: tuple
+    start_lo: object
+    start_hi: object
+    start_valid: bool
+    at_hi: object
+
+
+def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> SmallestJump:
+    """The smallest sequence length ``L`` at which a version's global minimum jumps at ``P2``.
+
+    Bisection on integer ``L`` in ``[lo, hi]`` at fixed ``V`` and default scales, assuming one
+    switch from continuous (a single minimum at the steepest point) to first order
+    (:attr:`copylib.theory.linear.CopyJump.first_order`); the ends of the start bracket are
+    computed and reported so that the assumption can be checked.
+
+    Parameters
+    ----------
+    version : str
+        A version of :data:`copylib.theory.linear.VERSIONS`.
+    lo, hi : int
+        The start bracket, ``2 <= lo < hi``.
+    V : int
+        Vocabulary size (``>= 2``).
+
+    Returns
+    -------
+    SmallestJump
+    """
+    lo = check_int("lo", lo, 2)
+    hi = check_int("hi", hi, 3)
+    if not lo < hi:
+        raise ValueError(f"lo must be below hi = {hi}, got {lo}")
+    V = check_int("V", V, 2)
+
+    def at(Lb):
+        return linear_theory.copy_share_jump(ModelSpec(L=Lb, V=V, kind="linear"), version)
+
+    start_lo, start_hi = at(lo), at(hi)
+    a, b, j_b = lo, hi, start_hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        j_mid = at(mid)
+        a, b, j_b = (a, mid, j_mid) if j_mid.first_order else (mid, b, j_b)
+    return SmallestJump(lo=a, hi=b, start=(lo, hi), start_lo=start_lo, start_hi=start_hi,
+                        start_valid=bool(not start_lo.two_minima and start_hi.first_order), at_hi=j_b)

@@ -193,3 +193,22 @@ def test_diagnostics_summary_and_frame_of_a_shifted_chain():
     assert frame.loc[40, ("R-hat (worst)", "q sgn m")] == pytest.approx(s.worst["rhat_q_bad"])
     with pytest.raises(ValueError, match="mixed_P"):
         diagnostics_summary(rows, [10, 40], mixed_P=[20])
+
+
+def test_local_minimum_scan_finds_one_minimum_at_L32_and_the_table_reads_the_jump():
+    from copylib.analysis.linear import jump_table, local_minimum_scan
+
+    scan = local_minimum_scan(SPEC, "mean_field", 1.05 * lt.p1_analytic(SPEC, "mean_field"), 6)
+    assert (scan.n_minima == 1).all() and abs(scan.steepest.jump) < 1e-6
+    table = jump_table({"mean_field": {32: scan.steepest}}, 4)
+    assert table.loc[("mean_field", 32), "P2 / asymptotic"] == pytest.approx(
+        scan.steepest.P2 / lt.p2_analytic(SPEC, "mean_field"))
+    with pytest.raises(ValueError, match="P_from"):
+        local_minimum_scan(SPEC, "map", 100.0, 4, P_to=50.0)
+
+
+def test_smallest_jump_size_brackets_the_switch_of_map():
+    from copylib.analysis.linear import smallest_jump_size
+
+    r = smallest_jump_size("map", 64, 128, V=4)  # the paper-scale bisection of the chapter: MAP jumps from L = 89
+    assert r.start_valid and (r.lo, r.hi) == (88, 89) and r.at_hi.first_order

@@ -147,3 +147,59 @@ def test_diagnostics_frame_and_summary_invalid(data):
                                 "mixed_P": st.sampled_from([[], [30], "abc"])}[name])
         with raises_naming(name):
             lx.diagnostics_summary(**args)
+
+
+@covers(lx.smallest_jump_size, lx.SmallestJump)
+@budget(2)
+@given(version=st.sampled_from(VERSIONS), lo=st.integers(4, 5), width=st.integers(1, 3))
+def test_smallest_jump_size_valid(version, lo, width):
+    r = lx.smallest_jump_size(version, lo, lo + width, V=2)
+    assert r.start == (lo, lo + width) and lo <= r.lo < r.hi <= lo + width and r.hi == r.lo + 1
+    assert r.start_valid == bool(not r.start_lo.two_minima and r.start_hi.first_order)
+    assert r.at_hi.L == r.hi and r.start_lo.L == lo and r.start_hi.L == lo + width
+
+
+@covers(lx.smallest_jump_size)
+@budget(15)
+@given(data=st.data())
+def test_smallest_jump_size_invalid(data):
+    args = {"version": "map", "lo": 4, "hi": 5, "V": 2}
+    name = data.draw(st.sampled_from(["lo", "hi", "V"]))
+    args[name] = data.draw({"lo": st.one_of(bad_ints(2), st.just(5), st.just(9)), "hi": bad_ints(3),
+                            "V": bad_ints(2)}[name])
+    with raises_naming(name):
+        lx.smallest_jump_size(**args)
+
+
+@covers(lx.local_minimum_scan, lx.LocalMinimumScan, lx.jump_table)
+@budget(2)
+@given(L=st.integers(4, 6), version=st.sampled_from(VERSIONS), n_P=st.integers(2, 3))
+def test_local_minimum_scan_and_jump_table_valid(L, version, n_P):
+    spec = cl.ModelSpec(L=L, V=2, kind="linear")
+    scan = lx.local_minimum_scan(spec, version, 2.0, n_P, P_to=50.0)
+    assert scan.P.shape == scan.n_minima.shape == (n_P + 3,) and (scan.n_minima >= 0).all()  # none below P1
+    assert math.isclose(scan.P[n_P + 1], scan.steepest.P_jump)
+    row = scan.row(L)
+    assert row["fewest minima"] <= row["most minima"] and 0 <= row["share below"] <= 1 + 1e-9
+    table = lx.jump_table({version: {L: scan.steepest}}, 2)
+    assert table.shape == (1, 8) and table.index[0] == (version, L)
+    assert math.isclose(table["jump"].iloc[0], scan.steepest.jump)
+
+
+@covers(lx.local_minimum_scan, lx.jump_table)
+@budget(20)
+@given(data=st.data())
+def test_local_minimum_scan_and_jump_table_invalid(data):
+    if data.draw(st.booleans()):
+        args = {"spec": cl.ModelSpec(L=4, V=2, kind="linear"), "version": "map", "P_from": 2.0, "n_P": 2, "P_to": 50.0}
+        name = data.draw(st.sampled_from(["P_from", "n_P", "P_to"]))
+        args[name] = data.draw({"P_from": st.one_of(bad_positive(), st.just(60.0)), "n_P": bad_ints(2),
+                                "P_to": bad_positive()}[name])
+        with raises_naming(name):
+            lx.local_minimum_scan(**args)
+    else:
+        name = data.draw(st.sampled_from(["jumps", "V"]))
+        args = {"jumps": {"map": {4: None}}, "V": 2}
+        args[name] = data.draw({"jumps": st.sampled_from([{}, {"map": {}}, [1], None]), "V": bad_ints(2)}[name])
+        with raises_naming(name):
+            lx.jump_table(**args)
