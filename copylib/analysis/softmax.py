@@ -20,7 +20,10 @@ transition, the chapter starts runs in each basin:
   (leave one chain, or one group of chains sharing a data set, out);
 * :func:`weak_double_minimum` -- the shallow double minimum of the plug-in marginal at
   ``L = 24`` (the one computation the softmax and predictability chapters both quote);
-* :func:`finite_size_frame` -- the finite-size rows of the plug-in marginal as a table.
+* :func:`finite_size_frame` -- the finite-size rows of the plug-in marginal as a table;
+* :func:`finite_size_summary` -- barriers, their numerical errors, windows and sharpness across ``L``;
+* :func:`branch_comparison` -- sampled posterior means against the plug-in marginal, basin by
+  basin, with jackknife errors, z-scores and the correlations of the z-scores.
 
 The chapter's MCMC diagnostics (R-hat of chains grouped by data set, the range
 of ``mean(z^2)`` for correlated z-scores) are in :mod:`copylib.inference.diagnostics`.
@@ -49,17 +52,23 @@ from ..model.statistics import cooccurrence
 from ..model.task import copy_task, shift_matrix
 from ..posterior.evidence import optimal_readout
 from ..posterior.order_parameters import copy_attention
+from ..theory.plugin_loss import row_stochastic_plugin_loss
 from ..theory.softmax_marginal import (
     FiniteSizeRow,
+    copy_weight_marginal,
     finite_size_cumulants,
     finite_size_row,
     marginal_scan,
 )
 
 __all__ = [
+    "BranchComparison",
     "DoubleMinimum",
+    "FiniteSizeSummary",
     "basin_mean",
+    "branch_comparison",
     "finite_size_frame",
+    "finite_size_summary",
     "interpolate_crossing",
     "p3_from_hopping",
     "p3_from_shares",
@@ -436,7 +445,8 @@ def finite_size_frame(rows, errors=None, saddle_points=None) -> pd.DataFrame:
     rows : mapping ``L -> (FiniteSizeRow, FiniteSizeRow)``
         Two independent Sobol sets per ``L`` (A, B).
     errors : mapping ``L -> float``, optional
-        The numerical error of the barrier above the pooling minimum (nats).
+        The numerical error of the barrier above the pooling minimum (nats); without it
+        the table has no ``error`` column.
     saddle_points : mapping ``version -> (mapping L -> P3)``, optional
         ``P3`` of saddle-point versions (columns ``"P3 <version>"``, ``nan`` without a jump).
 
@@ -450,7 +460,6 @@ def finite_size_frame(rows, errors=None, saddle_points=None) -> pd.DataFrame:
     """
     if not hasattr(rows, "items"):
         raise TypeError(f"rows must be a mapping L -> (FiniteSizeRow, FiniteSizeRow), got {type(rows).__name__}")
-    errors = {} if errors is None else errors
     saddle_points = {} if saddle_points is None else saddle_points
     records = []
     for n_pos, pair in rows.items():
@@ -462,10 +471,234 @@ def finite_size_frame(rows, errors=None, saddle_points=None) -> pd.DataFrame:
                "P3": a.P3,
                "window": f"{a.P_lower:.1f}-{a.P_upper:.1f}" if a.two_minima else "",
                "barrier pool": a.barrier_height[0], "barrier copy": a.barrier_height[1],
-               "error": float(errors.get(n_pos, math.nan)),
+               **({"error": float(errors.get(n_pos, math.nan))} if errors else {}),
                "window / P3": a.window if math.isfinite(a.P3) else math.nan,
                "sharpness": a.sharpness if math.isfinite(a.P3) else math.nan}
         for version, P3_of in saddle_points.items():
             rec[f"P3 {version}"] = float(P3_of.get(n_pos, math.nan))
         records.append(rec)
     return pd.DataFrame.from_records(records).set_index("L")
+
+
+@dataclass(frozen=True)
+class BranchComparison:
+    """Sampled posterior means against the plug-in marginal: see :func:`branch_comparison`.
+
+    Attributes
+    ----------
+    rows : tuple
+        One ``(P, quantity, basin, sampled mean, s.e., theory, z)`` per comparison.
+    corr_blocks : tuple of arrays
+        Per ``P``, the estimated correlation matrix of that size's z-scores.
+    n_groups : tuple of int
+        Per ``P``, the number of data sets with a jackknife replicate of every compared mean.
+    theory_err : array
+        ``|theory - theory_b| / s.e.`` of every comparison (the Sobol error against the sampling error).
+    res_c_near : array
+        For the copy weight at the sizes ``near``: 3.5 error bars over the theory's value (%).
+    res_theory_near : array
+        For the copy weight at the sizes ``near``: ``|theory - theory_b| / s.e.``.
+    marginals : dict
+        ``P -> (marginal, marginal_b)`` of the two sets of cumulants.
+    """
+
+    rows: tuple
+    corr_blocks: tuple
+    n_groups: tuple
+    theory_err: np.ndarray
+    res_c_near: np.ndarray
+    res_theory_near: np.ndarray
+    marginals: dict = field(repr=False)
+
+    @property
+    def z(self) -> np.ndarray:
+        """The z-scores of all comparisons, in the order of ``rows``."""
+        return np.array([row[-1] for row in self.rows])
+
+    def frame(self) -> pd.DataFrame:
+        """The comparisons as a table (one row each)."""
+        return pd.DataFrame(list(self.rows), columns=["P", "quantity", "basin", "sampled", "s.e.", "theory", "z"])
+
+
+def branch_comparison(draws, spec: ModelSpec, cumulants, c_div: float, *, near=(), min_mass: float = 0.05
+                      ) -> BranchComparison:
+    """Compare sampled posterior means with the plug-in marginal, over all draws and basin by basin.
+
+    At every ``P`` of ``draws`` the means of the copy weight ``c``, of ``alpha_1`` and of the
+    test loss (:func:`~copylib.theory.plugin_loss.row_stochastic_plugin_loss`) are compared over
+    all draws and within each basin (``c < c_div``, ``c >= c_div``), and the copy share
+    ``Pr(c >= c_div)`` where the theory puts between 2 % and 98 % of the mass there. A basin
+    enters when the theory gives it at least ``min_mass`` (and not all but ``min_mass``) and at
+    least two data sets visit it. The error of a sampled mean is the leave-one-data-set-out
+    jackknife (:func:`basin_mean`, the two chains of a data set as one group), combined with the
+    theory's numerical error, the difference between two sets of cumulants: ``z = (sampled -
+    theory) / hypot(s.e., theory - theory_b)``. The correlations of the z-scores of one ``P``
+    are estimated from the jackknife replicates, their magnitudes shrunk by the noise bias
+    ``(1 - r^2)^2 / (G - 1)`` of a correlation from ``G`` groups.
+
+    Parameters
+    ----------
+    draws : mapping ``P -> (c, alpha_1, energy)``
+        Each of shape ``(n_data, 2, n)`` (data set, chain, draw), as :func:`sample_two_starts` returns.
+    spec : ModelSpec
+        Softmax, cyclic.
+    cumulants : pair of RowCumulants
+        Two independent sets (:func:`~copylib.theory.softmax_marginal.row_cumulants`).
+    c_div : float in ``(0, 1)``
+        The dividing copy weight between the basins.
+    near : sequence of P
+        Sizes whose copy-weight comparisons enter ``res_c_near`` and ``res_theory_near``.
+    min_mass : float in ``(0, 0.5)``
+
+    Returns
+    -------
+    BranchComparison
+    """
+    spec = check_spec(spec, kind="softmax", theory="branch_comparison")
+    if not hasattr(draws, "items") or len(draws) == 0:
+        raise TypeError(f"draws must be a non-empty mapping P -> (c, alpha_1, energy), got {type(draws).__name__}")
+    if len(cumulants) != 2:
+        raise ValueError(f"cumulants must be a pair of RowCumulants (two Sobol sets), got {len(cumulants)} items")
+    c_div = _finite_scalar("c_div", c_div)
+    if not 0 < c_div < 1:
+        raise ValueError(f"c_div must lie in (0, 1), got {c_div}")
+    min_mass = _finite_scalar("min_mass", min_mass)
+    if not 0 < min_mass < 0.5:
+        raise ValueError(f"min_mass must lie in (0, 0.5), got {min_mass}")
+    near = {float(P) for P in near}
+    L = spec.L
+    basins = {"all": (-np.inf, np.inf), "pool": (-np.inf, c_div), "copy": (c_div, np.inf)}
+    marginals = {P: tuple(copy_weight_marginal(float(P), spec, cu) for cu in cumulants) for P in draws}
+    rows, corr_blocks, n_groups, theory_err, res_c, res_th = [], [], [], [], [], []
+    for P, (c3, a13, _) in draws.items():
+        c3, a13 = as_real_array("draws", c3), as_real_array("draws", a13)
+        if c3.ndim != 3 or c3.shape != a13.shape or c3.shape[1] != 2:
+            raise ValueError(f"draws[{P}] must hold arrays of shape (n_data, 2, n), got {c3.shape}, {a13.shape}")
+        n_data = c3.shape[0]
+        groups = np.repeat(np.arange(n_data), 2)  # chain -> data set
+        c, a1 = c3.reshape(2 * n_data, -1), a13.reshape(2 * n_data, -1)
+        values = {"c": c, "alpha_1": a1, "loss": row_stochastic_plugin_loss(a1, L * c, float(P), spec)}
+        m, m_b = marginals[P]
+        todo = []
+        if 0.02 < m.mass(c_div) < 0.98:
+            todo.append(("copy share", (c >= c_div).astype(float), "all", m.mass(c_div), m_b.mass(c_div)))
+        for basin, (lo, hi) in basins.items():
+            mass = m.mass(lo, hi)
+            visits = np.bincount(groups, ((c >= lo) & (c < hi)).sum(1))
+            if mass < min_mass or (basin != "all" and mass > 1 - min_mass) or (visits > 0).sum() < 2:
+                continue  # little mass, the same as "all", or fewer than two data sets visit the basin
+            for what, x in values.items():
+                todo.append((what, x, basin, m.mean(what, lo, hi), m_b.mean(what, lo, hi)))
+        reps, scale = [], []
+        for what, x, basin, th, th_b in todo:
+            mean, err, loo = basin_mean(x, c, *basins[basin], groups=groups, return_replicates=True)
+            s_ = float(np.hypot(err, th - th_b))
+            rows.append((P, what, basin, mean, err, th, (mean - th) / s_))
+            if what == "c" and float(P) in near:
+                res_c.append(100 * 3.5 * s_ / abs(th))
+                res_th.append(abs(th - th_b) / err)
+            theory_err.append(abs(th - th_b) / err)
+            reps.append(loo)
+            scale.append(s_)
+        if not todo:
+            continue
+        reps, scale = np.array(reps), np.array(scale)
+        ok = np.isfinite(reps).all(0)  # a data set holding every draw of a basin has no replicate
+        G = int(ok.sum())
+        dev = reps[:, ok] - reps[:, ok].mean(1, keepdims=True)
+        cov = (G - 1) / G * dev @ dev.T  # jackknife covariance of the compared means
+        r = cov / np.outer(scale, scale)
+        np.fill_diagonal(r, 1.0)  # z has unit variance: se^2 + delta^2 over itself
+        r = np.clip(r, -1, 1)
+        r2 = np.clip(r**2 - (1 - r**2) ** 2 / (G - 1), 0, 1)  # remove the noise bias of Xi-hat^2
+        np.fill_diagonal(r2, 1.0)
+        corr_blocks.append(np.sign(r) * np.sqrt(r2))
+        n_groups.append(G)
+    return BranchComparison(rows=tuple(rows), corr_blocks=tuple(corr_blocks), n_groups=tuple(n_groups),
+                            theory_err=np.array(theory_err), res_c_near=np.array(res_c),
+                            res_theory_near=np.array(res_th), marginals=marginals)
+
+
+def _finite_scalar(name: str, value) -> float:
+    """``value`` as a finite float, else ``TypeError``/``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class FiniteSizeSummary:
+    """The finite-size rows of the plug-in marginal in arrays: see :func:`finite_size_summary`.
+
+    Attributes
+    ----------
+    L : int array ``(n,)``
+        The sizes with a first-order point (in Sobol set A), increasing.
+    barrier, barrier_b : arrays ``(n, 2)``
+        Barrier at ``P3`` above the pooling and the copy minimum (nats), Sobol sets A and B.
+    barrier_err : array ``(n, 2)``
+        Numerical error of ``barrier``: ``|A - B|`` plus the change under grid refinement
+        (at a refined ``L``; elsewhere the largest change measured, ``grid_change``).
+    window, sharpness, slope : arrays ``(n, 2)``
+        Of sets A and B (:class:`~copylib.theory.softmax_marginal.FiniteSizeRow`).
+    L_two, L_none : tuples of int
+        The sizes where both sets find two minima, and where neither does.
+    grid_change : float
+        The largest change of a barrier under grid refinement (nats; ``0`` without refined rows).
+    """
+
+    L: np.ndarray
+    barrier: np.ndarray
+    barrier_b: np.ndarray
+    barrier_err: np.ndarray
+    window: np.ndarray
+    sharpness: np.ndarray
+    slope: np.ndarray
+    L_two: tuple
+    L_none: tuple
+    grid_change: float
+
+
+def finite_size_summary(rows, refined=None) -> FiniteSizeSummary:
+    """Collect the finite-size rows of two Sobol sets into arrays, with the barriers' numerical errors.
+
+    Parameters
+    ----------
+    rows : mapping ``L -> (FiniteSizeRow, FiniteSizeRow)``
+        Sobol sets A and B per ``L``.
+    refined : mapping ``L -> FiniteSizeRow``, optional
+        Set A recomputed on a refined tilt grid at some ``L``: the change of its barriers is
+        the grid error there, and the largest such change stands for it at the other ``L``.
+
+    Returns
+    -------
+    FiniteSizeSummary
+    """
+    if not hasattr(rows, "items") or len(rows) == 0:
+        raise TypeError(f"rows must be a non-empty mapping L -> (FiniteSizeRow, FiniteSizeRow), got {rows!r}")
+    for n_pos, pair in rows.items():
+        if len(pair) != 2 or not all(isinstance(r, FiniteSizeRow) for r in pair):
+            raise TypeError(f"rows must map L to two FiniteSizeRow (Sobol sets A, B); got {pair!r} at L = {n_pos}")
+    refined = {} if refined is None else refined
+    if not hasattr(refined, "items") or not all(isinstance(r, FiniteSizeRow) and n in rows for n, r in refined.items()):
+        raise TypeError("refined must map some L of rows to a FiniteSizeRow")
+    sizes = sorted(rows)
+    L_jump = np.array([n for n in sizes if math.isfinite(rows[n][0].P3)], dtype=int)
+
+    def per_set(attr):
+        return np.array([[getattr(rows[n][k], attr) for k in (0, 1)] for n in L_jump], dtype=float).reshape(-1, 2)
+
+    bar = np.array([rows[n][0].barrier_height for n in L_jump], dtype=float).reshape(-1, 2)
+    bar_b = np.array([rows[n][1].barrier_height for n in L_jump], dtype=float).reshape(-1, 2)
+    change = {n: np.abs(np.array(r.barrier_height) - np.array(rows[n][0].barrier_height)) for n, r in refined.items()}
+    grid = float(max((float(np.nanmax(x)) for x in change.values()), default=0.0))
+    err = np.abs(bar - bar_b) + np.array([change.get(n, [grid, grid]) for n in L_jump], dtype=float).reshape(-1, 2)
+    return FiniteSizeSummary(
+        L=L_jump, barrier=bar, barrier_b=bar_b, barrier_err=err, window=per_set("window"),
+        sharpness=per_set("sharpness"), slope=per_set("slope"),
+        L_two=tuple(n for n in sizes if rows[n][0].two_minima and rows[n][1].two_minima),
+        L_none=tuple(n for n in sizes if not (rows[n][0].two_minima or rows[n][1].two_minima)),
+        grid_change=grid)

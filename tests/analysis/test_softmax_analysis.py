@@ -176,3 +176,38 @@ def test_finite_size_frame_is_one_row_per_L():
     assert np.isnan(frame.loc[24, "P3"])
     with pytest.raises(TypeError, match="rows"):
         sx.finite_size_frame([d.rows])
+
+
+def _marginal_draws(spec, cum, P_values, n_data, rng, shift=0.0):
+    """Draws of c from the plug-in marginal itself (alpha_1 of the uniform copy state), shape (n_data, 2, 40)."""
+    from copylib.theory import softmax_marginal as se
+    out = {}
+    for P in P_values:
+        m = se.copy_weight_marginal(float(P), spec, cum)
+        w = np.exp(m.log_density)
+        c = np.clip(rng.choice(m.c, p=w / w.sum(), size=(n_data, 2, 40)) + shift, 1e-3, 0.999)
+        a1 = spec.L * (c**2 + (1 - c) ** 2 / (spec.L - 1))
+        out[P] = (c, a1, np.zeros_like(c))
+    return out
+
+
+def test_branch_comparison_of_draws_from_the_marginal():
+    """Draws of c from the theory itself agree with it; shifted draws do not."""
+    from copylib.theory import softmax_marginal as se
+    spec = cl.ModelSpec(L=8, V=4, kind="softmax")
+    cums = tuple(se.row_cumulants(spec, np.random.default_rng(s), n_draws=256) for s in (1, 2))
+    draws = _marginal_draws(spec, cums[0], [20, 90], 8, np.random.default_rng(0))
+    bc = sx.branch_comparison(draws, spec, cums, 0.3, near=[90])
+    frame = bc.frame()
+    assert list(frame.columns) == ["P", "quantity", "basin", "sampled", "s.e.", "theory", "z"]
+    assert len(frame) == len(bc.z) == bc.theory_err.size
+    c_rows = frame[frame.quantity == "c"]
+    assert (np.abs(c_rows.z) < 4).all()
+    assert set(frame.basin[frame.P == 90]) == {"all", "pool", "copy"}
+    assert bc.res_c_near.size == 3 and len(bc.corr_blocks) == len(bc.n_groups) == 2
+    for block in bc.corr_blocks:
+        np.testing.assert_allclose(np.diag(block), 1.0)
+        assert (np.abs(block) <= 1).all()
+    shifted = sx.branch_comparison(_marginal_draws(spec, cums[0], [20], 8, np.random.default_rng(0), 0.05),
+                                   spec, cums, 0.3)
+    assert np.abs(shifted.frame().query("quantity == 'c'").z).max() > 5
