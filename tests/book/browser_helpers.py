@@ -1,5 +1,5 @@
-"""What the browser tests share: the system Chromium, pages opened with every other host cut off,
-and one visit of every page of the site (:func:`render_pages`).
+"""What the browser tests share: the system Chromium, pages opened with every other host cut off
+and their script errors collected, and one visit of every page of the site (:func:`render_pages`).
 
 The fixtures ``site_url`` (the built site served on localhost), ``browser``
 (Playwright driving the system Chromium) and ``rendered_pages`` (:func:`render_pages`
@@ -47,14 +47,17 @@ def launched_chromium():
 
 
 def open_offline(browser, url: str, base: str, viewport: dict, wait_until: str = "load", on_response=None,
-                 skip: tuple = ()):
+                 skip: tuple = (), errors: list | None = None):
     """``(page, refused)``: ``url`` opened with every request outside ``base`` refused and listed in ``refused``
     (``wait_until``: as Playwright's ``page.goto``; ``"commit"`` returns while the page goes on loading;
     ``on_response``: called with every response of the page, from its first request on; ``skip``: parts of
-    URLs of the site not to load, e.g. ``("mathjax",)``, not listed)."""
+    URLs of the site not to load, e.g. ``("mathjax",)``, not listed; ``errors``: a list that collects the
+    page's script errors, see :func:`collect_errors`)."""
     page = browser.new_page(viewport=viewport)
     if on_response is not None:
         page.on("response", on_response)
+    if errors is not None:
+        collect_errors(page, errors)
     refused: list[str] = []
 
     def route(r):
@@ -69,6 +72,20 @@ def open_offline(browser, url: str, base: str, viewport: dict, wait_until: str =
     page.route("**/*", route)
     page.goto(url, wait_until=wait_until)
     return page, refused
+
+
+def collect_errors(page, errors: list) -> None:
+    """Append to ``errors``, from now on, every uncaught exception of ``page``'s scripts
+    (``"pageerror: ..."``) and every message its scripts log as an error (``"console: ..."``,
+    Chromium's own "Failed to load resource" lines included: a failed request is an error too), with
+    the address of the script or resource when Chromium gives one."""
+    def console(msg):
+        if msg.type == "error":
+            where = (msg.location or {}).get("url", "")
+            errors.append(f"console: {msg.text}" + (f" ({where})" if where else ""))
+
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on("console", console)
 
 
 VIEWPORT = {"width": 1280, "height": 1600}
@@ -119,10 +136,10 @@ VISIBLE_TEXT_JS = """() => {
 }"""
 
 
-# Cell outputs (check results, printed tables) cut behind a scrollbar: [first 80 characters, width, room].
+# Cell outputs (check results, printed tables) and code cut behind a scrollbar: [first 80 characters, width, room].
 CUT_OUTPUT_JS = """(slack) => {
   const out = [];
-  for (const pre of document.querySelectorAll('div.cell_output pre, div.output pre')) {
+  for (const pre of document.querySelectorAll('div.cell_output pre, div.output pre, div.cell_input pre, div.highlight pre')) {
     if (pre.scrollWidth > pre.clientWidth + slack) {
       out.push([pre.textContent.slice(0, 80), pre.scrollWidth, pre.clientWidth]);
     }
@@ -153,9 +170,10 @@ class RenderedPage:
     dom: str = field(repr=False)  # the document after its scripts ran
     too_wide: list  # display equations wider than their room: [TeX, formula width, container width, column]
     visible_text: str = field(repr=False)  # the text a reader sees, outside code and typeset formulas
-    cut_outputs: list  # cell outputs behind a scrollbar: [first 80 characters, width, room]
+    cut_outputs: list  # cell outputs and code behind a scrollbar: [first 80 characters, width, room]
     refused: list  # requests to other hosts (refused)
     failed: list  # responses of the site with an error status: "404 /path"
+    errors: list  # script errors while the page loaded and settled (:func:`collect_errors`)
 
 
 def render_pages(browser, base: str, html: Path) -> dict[str, RenderedPage]:
@@ -169,14 +187,15 @@ def render_pages(browser, base: str, html: Path) -> dict[str, RenderedPage]:
         batch = []
         for rel in rels[start:start + PAGES_AT_ONCE]:
             failed: list[str] = []
+            errors: list[str] = []
             page, refused = open_offline(browser, f"{base}/{rel}", base, VIEWPORT, wait_until="commit",
-                                         on_response=_error_statuses(base, failed))
-            batch.append((rel, page, refused, failed))
-        for rel, page, refused, failed in batch:
+                                         on_response=_error_statuses(base, failed), errors=errors)
+            batch.append((rel, page, refused, failed, errors))
+        for rel, page, refused, failed, errors in batch:
             _settle(page, widgets=WIDGET_STATE in (html / rel).read_text(encoding="utf-8"))
             seen[rel] = RenderedPage(page.content(), page.evaluate(TOO_WIDE_JS, SLACK_PX),
                                      page.evaluate(VISIBLE_TEXT_JS), page.evaluate(CUT_OUTPUT_JS, SLACK_PX),
-                                     refused, failed)
+                                     refused, failed, list(errors))
             page.close()
     return seen
 
@@ -196,7 +215,7 @@ def _settle(page, widgets: bool) -> None:
 
     page.wait_for_load_state("load")
     # Sphinx loads MathJax only on pages with math.
-    if page.locator('script[src*="mathjax"]').count():
+    if page.locator('script[src*="mathjax/tex-"]').count():
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
                                timeout=60_000)
         page.evaluate("() => MathJax.startup.promise")
@@ -221,12 +240,16 @@ def explorer_pages(html: Path) -> list[Path]:
 
 
 def _open(browser, url: str, base: str):
-    """The page at ``url`` once its first explorer frame shows; ``page.refused`` lists requests elsewhere.
+    """The page at ``url`` once its first explorer frame shows; ``page.refused`` lists requests elsewhere,
+    ``page.errors`` its script errors (:func:`collect_errors`).
 
     Without MathJax: the explorers do not use it (the site and math tests check the typesetting), and
     typesetting a chapter costs seconds of the browser's CPU while the controls are moved.
     """
-    page, page.refused = open_offline(browser, url, base, {"width": 1280, "height": 1600}, skip=("mathjax",))
+    errors: list[str] = []
+    page, page.refused = open_offline(browser, url, base, {"width": 1280, "height": 1600}, skip=("mathjax",),
+                                      errors=errors)
+    page.errors = errors
     page.wait_for_selector(f".{FRAME_CLASS}", state="visible", timeout=60_000)
     return page
 
@@ -331,6 +354,10 @@ def _explore_page(page, rel: str) -> tuple[list[str], int]:
                     moved += 1
     if page.refused:
         problems.append(f"{rel}: requests to other hosts: {sorted(set(page.refused))}")
+    # MathJax is not loaded here (skip): the requests refused on purpose log "Failed to load resource".
+    errors = [e for e in page.errors if not e.startswith("console: Failed to load resource")]
+    if errors:
+        problems.append(f"{rel}: script errors while the explorers were moved: {sorted(set(errors))}")
     return problems, moved
 
 

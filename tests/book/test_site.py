@@ -7,8 +7,8 @@ manager must come from the site itself. After the page's scripts have run, the D
 is checked: math typeset, no raw TeX delimiters, no traceback in any output, every
 image a real image file, widget state embedded and rendered where a chapter
 has an explorer. Every request the pages made must have been answered (no 404)
-and none may have gone to another host. The one redirect (``index.html``) must
-point at a rendered page.
+and none may have gone to another host, and no page's scripts may throw or log
+an error. The one redirect (``index.html``) must point at a rendered page.
 
 Skips, saying why, when Chromium is absent (the CI command installs it).
 """
@@ -86,6 +86,15 @@ def test_every_page_renders_offline(built_site, rendered_pages):
     if missing_state:
         problems.append(f"chapters with an explorer but no embedded widget state: {sorted(missing_state)}")
     assert not problems, "\n".join(problems)
+
+
+def test_no_page_raises_a_script_error(rendered_pages):
+    """No page's scripts throw or log an error while it loads, typesets and draws its widgets (issue 37,
+    item 12: a script declared twice, an invalid colour mode, MathJax 2 calls of the widget manager)."""
+    # The browser asks for /favicon.ico on its own (the site has none): not a page's error.
+    problems = [f"{rel}: {error}" for rel, page in rendered_pages.items() for error in page.errors
+                if "favicon.ico" not in error]
+    assert not problems, f"{len(problems)} script errors:\n" + "\n".join(problems)
 
 
 def test_widget_pages_load_the_vendored_manager(built_site):

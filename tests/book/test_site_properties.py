@@ -1,4 +1,5 @@
-"""Property tests for copylib.cache, copylib.checks and copylib.explorers."""
+"""Property tests for copylib.cache, copylib.checks and copylib.explorers, and for the site's
+Sphinx extension _ext/page_scripts.py."""
 
 from __future__ import annotations
 
@@ -235,3 +236,41 @@ def test_threshold_explorer_marks_any_pair(pair):
     with raises_naming("L"):
         explorers.threshold_figure(table, 1, pair[1])
     plt.close("all")
+
+
+# ---- The site's Sphinx extension _ext/page_scripts.py: every script tag of a page once ----
+
+def _page_scripts():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "_ext" / "page_scripts.py"
+    spec = importlib.util.spec_from_file_location("page_scripts", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_scripts = st.builds(
+    lambda name, priority, body: (name, priority, body),
+    st.sampled_from([None, "", "a.js", "b.js"]), st.sampled_from([200, 500, 800]),
+    st.sampled_from([None, "const A = 1", "var b = 2"]))
+
+
+@budget(40)
+@given(st.lists(_scripts, max_size=12))
+def test_unique_scripts_keeps_the_first_of_every_script_in_order(specs):
+    from sphinx.builders.html._assets import _JavaScript
+
+    page_scripts = _page_scripts()
+    scripts = [_JavaScript(name, priority=priority, **({"body": body} if body else {}))
+               for name, priority, body in specs]
+    out = page_scripts.unique_scripts(scripts)
+    keys = [page_scripts.script_key(s) for s in out]
+    assert len(keys) == len(set(keys))                                # no script twice
+    assert {page_scripts.script_key(s) for s in scripts} == set(keys)  # none lost
+    positions = [next(i for i, s in enumerate(scripts) if s is kept) for kept in out]
+    assert positions == sorted(positions)                              # first of each, order kept
+    # Sphinx 7.4's duplicate: an inline script under the names None and "" is one script.
+    inline = [_JavaScript(None, body="const THEBE_JS_URL = 1"), _JavaScript("", body="const THEBE_JS_URL = 1")]
+    assert page_scripts.unique_scripts(inline + scripts[:1]) == inline[:1] + [
+        s for s in scripts[:1] if page_scripts.script_key(s) != page_scripts.script_key(inline[0])]
