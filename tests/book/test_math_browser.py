@@ -12,15 +12,19 @@ this test and ``test_site.py`` (the fixture ``rendered_pages``,
   behind a scrollbar fails on the last two);
 * the visible text (outside code blocks and typeset formulas) must hold no raw
   TeX: no ``$...$`` span, no TeX command such as ``\\frac``, no ``\\(`` or ``\\[``
-  (``RAW_TEX``). Pages without MathJax (the bibliography) are checked too.
+  (``RAW_TEX``). Pages without MathJax (the bibliography) are checked too;
+* the site search shows no TeX either (issue 37, item 10): its snippets are cut from the text
+  of the linked page and its section titles come from the index, both passed through
+  ``_static/search-snippets.js`` (formulas as plain text: "P₃ ∼ L ln² L").
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-from browser_helpers import NEEDS_CHROMIUM, VIEWPORT
+from browser_helpers import NEEDS_CHROMIUM, VIEWPORT, open_offline
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -76,3 +80,81 @@ def test_no_cell_output_is_cut(rendered_pages):
 ])
 def test_raw_tex_rule(text, raw):
     assert bool(RAW_TEX.search(text)) is raw
+
+
+# ---- Site search (issue 37, item 10): snippets and section titles without raw TeX ----
+
+SEARCH_JS = Path(__file__).resolve().parents[2] / "_static" / "search-snippets.js"
+# Queries whose results include sections with a formula in the title and snippets near formulas.
+SEARCH_QUERIES = ("threshold", "Occam", "saddle point")
+
+
+@pytest.mark.parametrize("tex, text", [
+    (r"\(P_3 \sim L \ln^2 L\)", "P₃ ∼ L ln² L"),
+    (r"P_1 \sim V^2: the readout’s Occam factor", "P₁ ∼ V²: the readout’s Occam factor"),
+    (r"\(\sigma^2 = \sigma_0^2 L\)", "σ² = σ₀² L"),
+    (r"\[\Omega(c) = \frac{1}{2}\ln\det(K + \kappa I)\]", "Ω(c) = 1/2 ln det(K + κ I)"),
+    (r"\(\widehat{R} < 1.01\)", "R < 1.01"),
+    (r"P_{\rm lower} – P_{\rm upper}", "P_(lower) – P_(upper)"),
+    (r"The network M^\ast", "The network M*"),
+    (r"\(100\,\%\)", "100 %"),
+    (r"\(\{1, 2\}\)", "{1, 2}"),
+])
+def test_search_text_of_a_formula(browser, tex, text):
+    """texToText (_static/search-snippets.js): what the search shows for a formula."""
+    page = browser.new_page()
+    try:
+        page.set_content("<html><body></body></html>")
+        page.add_script_tag(path=str(SEARCH_JS))
+        shown = page.evaluate("tex => copyheadSearch.texToText(tex)", tex)
+    finally:
+        page.close()
+    assert shown == text
+    assert not RAW_TEX.search(shown) and "\\" not in shown
+
+
+# The text Sphinx's search cuts snippets from, for every chapter page (code blocks left out: code
+# is shown as code), and the number of formulas each page has: {page: [text, formulas]}.
+SEARCH_TEXT_JS = """async (pages) => {
+  const out = {};
+  for (const page of pages) {
+    const html = await (await fetch(page)).text();
+    const doc = new DOMParser().parseFromString(html, 'text/html');
+    const formulas = doc.querySelectorAll('span.math, div.math').length;
+    doc.querySelectorAll('pre, code').forEach((el) => el.remove());
+    out[page] = [Search.htmlToText(doc.documentElement.outerHTML), formulas];
+  }
+  return out;
+}"""
+
+
+def test_search_snippets_and_titles_show_no_raw_tex(built_site, site_url, browser):
+    """The search page's snippets come from the linked page's text, its section titles from the
+    index: neither may show TeX. Checked on the whole text of every chapter (a snippet is a part of
+    it) and on the results of a few queries as the reader sees them."""
+    pages = sorted(f"book/{p.name}" for p in (built_site / "book").glob("*.html"))
+    page, refused = open_offline(browser, f"{site_url}/search.html", site_url, VIEWPORT)
+    try:
+        texts = page.evaluate(SEARCH_TEXT_JS, pages)
+        shown = {}
+        for query in SEARCH_QUERIES:
+            page.goto(f"{site_url}/search.html?q={query.replace(' ', '+')}")
+            # Sphinx lists the results, then fetches each result's page for its snippet (a result that
+            # is an API object gets its description in a span instead).
+            page.wait_for_function("""() => {
+              const status = document.querySelector('#search-results p.search-summary');
+              const items = document.querySelectorAll('#search-results ul.search li');
+              return status && status.innerText.startsWith('Search finished') && items.length > 0
+                && [...items].every((li) => li.querySelector('p.context, span'));
+            }""", timeout=60_000)
+            shown[query] = page.locator("#search-results ul.search").inner_text()
+    finally:
+        page.close()
+    assert sum(formulas for _, formulas in texts.values()) > 100, "the chapters should have formulas"
+    offenders = [f"{name}: {m.group()!r} in {' '.join(text[max(m.start() - 30, 0):m.end() + 30].split())!r}"
+                 for name, (text, _) in texts.items() for m in RAW_TEX.finditer(text)]
+    offenders += [f"results for {query!r}: {m.group()!r} in "
+                  f"{' '.join(text[max(m.start() - 30, 0):m.end() + 30].split())!r}"
+                  for query, text in shown.items() for m in RAW_TEX.finditer(text)]
+    assert not offenders, "raw TeX in what the search shows:\n" + "\n".join(offenders)
+    assert not refused, refused
