@@ -133,7 +133,8 @@ def test_search_snippets_and_titles_show_no_raw_tex(built_site, site_url, browse
     index: neither may show TeX. Checked on the whole text of every chapter (a snippet is a part of
     it) and on the results of a few queries as the reader sees them."""
     pages = sorted(f"book/{p.name}" for p in (built_site / "book").glob("*.html"))
-    page, refused = open_offline(browser, f"{site_url}/search.html", site_url, VIEWPORT)
+    errors: list[str] = []  # the search page is not among the pages render_pages visits: its errors count here
+    page, refused = open_offline(browser, f"{site_url}/search.html", site_url, VIEWPORT, errors=errors)
     try:
         texts = page.evaluate(SEARCH_TEXT_JS, pages)
         shown = {}
@@ -158,3 +159,4 @@ def test_search_snippets_and_titles_show_no_raw_tex(built_site, site_url, browse
                   for query, text in shown.items() for m in RAW_TEX.finditer(text)]
     assert not offenders, "raw TeX in what the search shows:\n" + "\n".join(offenders)
     assert not refused, refused
+    assert not [e for e in errors if "favicon.ico" not in e], errors
