@@ -460,7 +460,7 @@ def threshold_versions(spec: ModelSpec, versions=("mean_field", "fluct", "map"),
     spec : ModelSpec
         A linear-attention spec.
     versions : sequence of str
-        Versions of :data:`copylib.theory.linear.VERSIONS` (non-empty, no repeats).
+        Versions of ``copylib.theory.linear.VERSIONS`` (non-empty, no repeats).
     rtol : float
         Relative tolerance of the numerical ``P2`` (``0 < rtol < 1``).
 
@@ -671,7 +671,7 @@ def local_minimum_scan(spec: ModelSpec, version: str, P_from: float, n_P: int, *
     spec : ModelSpec
         A linear-attention spec.
     version : str
-        A version of :data:`copylib.theory.linear.VERSIONS`.
+        A version of ``copylib.theory.linear.VERSIONS``.
     P_from, P_to : float
         The geometric grid's ends (``0 < P_from < P_to``).
     n_P : int
@@ -747,13 +747,13 @@ def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> Smalles
 
     Bisection on integer ``L`` in ``[lo, hi]`` at fixed ``V`` and default scales, assuming one
     switch from continuous (a single minimum at the steepest point) to first order
-    (:attr:`copylib.theory.linear.CopyJump.first_order`); the ends of the start bracket are
+    (``first_order`` of :func:`copylib.theory.linear.copy_share_jump`); the ends of the start bracket are
     computed and reported so that the assumption can be checked.
 
     Parameters
     ----------
     version : str
-        A version of :data:`copylib.theory.linear.VERSIONS`.
+        A version of ``copylib.theory.linear.VERSIONS``.
     lo, hi : int
         The start bracket, ``2 <= lo < hi``.
     V : int
