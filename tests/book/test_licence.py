@@ -2,11 +2,12 @@
 
 * ``CITATION.cff`` is valid Citation File Format 1.2.0 (the official JSON schema,
   vendored in ``tests/data/``), and the schema rejects broken copies of it.
-* The BibTeX entry in the introduction agrees with ``CITATION.cff``, which agrees
-  with ``pyproject.toml`` and ``_config.yml``.
+* The BibTeX entry on the About page agrees with ``CITATION.cff``, which agrees
+  with ``copylib.__version__`` and ``_config.yml``.
 * The root licence files exist, hold the full licence texts, and are named in
   README.md, pyproject.toml and the footer of every page.
-* The introduction and the About page attribute the source paper as CC BY 4.0 asks.
+* The introduction attributes the source paper as CC BY 4.0 asks, and the About page
+  also says what the book changes and adds, its licences and how to cite it.
 * Every vendored third-party package in ``vendor/site/`` ships a licence file.
 """
 
@@ -142,9 +143,9 @@ def _bibtex_fields(text: str) -> dict[str, str]:
     return {k.lower(): " ".join(v.replace("{", "").replace("}", "").split()) for k, v in fields.items()}
 
 
-def test_bibtex_in_the_introduction_agrees_with_citation_cff():
+def test_bibtex_on_the_about_page_agrees_with_citation_cff():
     cff = load_cff()
-    bib = _bibtex_fields(INTRO.read_text(encoding="utf-8"))
+    bib = _bibtex_fields(ABOUT.read_text(encoding="utf-8"))
     assert bib["title"] == cff["title"]
     assert bib["version"] == str(cff["version"])
     assert bib["year"] == cff["date-released"][:4]
@@ -153,7 +154,7 @@ def test_bibtex_in_the_introduction_agrees_with_citation_cff():
 
 def test_bibtex_parser_sees_a_disagreement():
     """The agreement check can fail: a changed version is noticed."""
-    text = INTRO.read_text(encoding="utf-8").replace("version = {0.1.0}", "version = {9.9.9}")
+    text = ABOUT.read_text(encoding="utf-8").replace("version = {0.1.0}", "version = {9.9.9}")
     assert _bibtex_fields(text)["version"] == "9.9.9" != str(load_cff()["version"])
 
 
@@ -216,23 +217,29 @@ def test_built_pages_carry_the_footer(built_site):
 
 # ---------------------------------------------------------------- attribution
 
-@pytest.mark.parametrize("page", [INTRO, ABOUT], ids=["intro", "about"])
-def test_pages_attribute_the_paper(page):
+ATTRIBUTION = ("Phase Transitions in Attention: A Bayesian Theory of Copy Head Emergence",
+               "Lavie", "Fischer", "Lekov", "Van Maele", "Ringel", "Helias",
+               PAPER_URL, CC_BY_URL, "CC BY 4.0", "not reviewed or endorsed")
+CHANGES = (r"M^\ast", r"\sigma^2 = \sigma_0^2 L", "integrated out", "re-derives",
+           "beyond the saddle point", "posterior sampling", "scaling", "predictability", "causal")
+
+
+@pytest.mark.parametrize("page, needed", [(INTRO, ATTRIBUTION), (ABOUT, ATTRIBUTION + CHANGES)],
+                         ids=["intro", "about"])
+def test_pages_attribute_the_paper(page, needed):
     text = " ".join(page.read_text(encoding="utf-8").split())
-    for needed in ("Phase Transitions in Attention: A Bayesian Theory of Copy Head Emergence",
-                   "Lavie", "Fischer", "Lekov", "Van Maele", "Ringel", "Helias",
-                   PAPER_URL, CC_BY_URL, "CC BY 4.0",
-                   # what the book changes and adds
-                   r"M^\ast", r"\sigma^2 = \sigma_0^2 L", "integrated out", "re-derives",
-                   "beyond the saddle point", "posterior sampling", "scaling", "predictability", "causal",
-                   "not reviewed or endorsed"):
-        assert needed in text, f"{page.name} does not mention {needed!r}"
+    for phrase in needed:
+        assert phrase in text, f"{page.name} does not mention {phrase!r}"
 
 
-def test_intro_has_the_licence_section():
-    intro = INTRO.read_text(encoding="utf-8")
-    assert "## Licence, attribution and how to cite" in intro
-    assert CODE_LICENCE in intro and CONTENT_LICENCE in intro
+def test_the_introduction_points_to_the_changes_and_licences():
+    assert "{doc}`about`" in INTRO.read_text(encoding="utf-8")
+
+
+def test_about_page_has_the_licences_and_the_citation():
+    about = ABOUT.read_text(encoding="utf-8")
+    assert "## Licences" in about and "(licence-and-citation)=\n## How to cite" in about
+    assert CODE_LICENCE in about and CONTENT_LICENCE in about
 
 
 def test_about_page_is_plain_text_in_the_toc():
