@@ -23,6 +23,8 @@ The integrated theory (moments and marginals of the plug-in posterior) is in
 * :func:`local_minimum_scan`: the number of local minima of the action along ``P``, and at its steepest point.
 * :func:`jump_table`: the copy-share jumps of :func:`copylib.theory.linear.copy_share_jump` as a table.
 * :func:`smallest_jump_size`: the smallest ``L`` at which a version's minimum jumps, by bisection.
+* :func:`map_agreement`: Adam's order parameters and loss against the MAP minimum, in units of the tolerance.
+* :func:`loss_plateau`: the pooling plateau of a predicted loss curve.
 
 The MCMC diagnostics the chapter reports (R-hat, ESS, half-chain drift) are in
 :mod:`copylib.inference.diagnostics`.
@@ -81,6 +83,10 @@ __all__ = [
     "jump_table",
     "SmallestJump",
     "smallest_jump_size",
+    "MapAgreement",
+    "map_agreement",
+    "LossPlateau",
+    "loss_plateau",
 ]
 
 
@@ -780,3 +786,138 @@ def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> Smalles
         a, b, j_b = (a, mid, j_mid) if j_mid.first_order else (mid, b, j_b)
     return SmallestJump(lo=a, hi=b, start=(lo, hi), start_lo=start_lo, start_hi=start_hi,
                         start_valid=bool(not start_lo.two_minima and start_hi.first_order), at_hi=j_b)
+
+
+_MAP_OBSERVABLES = ("m", "q", "loss")
+
+
+@dataclass(frozen=True)
+class MapAgreement:
+    """:func:`map_agreement` result, arrays of shape ``(3, n_P)`` for ``m``, ``q`` and the test loss.
+
+    theory : the MAP prediction; mean : the mean over the data sets; spread : their standard
+    deviation (``ddof=1``); shift : the change of the prediction under the allowed shift of ``P``;
+    tol : the tolerance, ``factor * max(spread, floor * |theory|) + shift``; ratio :
+    ``|mean - theory| / tol``; ratio_without_shift : the same with ``tol - shift``.
+    """
+
+    theory: np.ndarray
+    mean: np.ndarray
+    spread: np.ndarray
+    shift: np.ndarray
+    tol: np.ndarray
+    ratio: np.ndarray
+    ratio_without_shift: np.ndarray
+
+    def table(self, P_values) -> pd.DataFrame:
+        """MAP, Adam and the two ratios of each observable, one row per ``P``."""
+        cols = {f"{name}: {what}": x[i] for i, name in enumerate(_MAP_OBSERVABLES)
+                for what, x in (("MAP", self.theory), ("Adam", self.mean), ("ratio", self.ratio),
+                                ("ratio without shift", self.ratio_without_shift))}
+        return pd.DataFrame(cols, index=pd.Index(list(P_values), name="P"))
+
+
+def map_agreement(P_values, spec: ModelSpec, observed, theory, *, factor: float = 3.0, floor: float = 0.015,
+                  P_shift: float = 0.03) -> MapAgreement:
+    """Adam's ``m``, ``q`` and test loss against the MAP minimum, with a data-set tolerance and a shift in ``P``.
+
+    The tolerance is ``factor`` times the larger of the data-set spread and ``floor`` times the
+    prediction, plus the change of the prediction (:func:`map_predictions`) when ``P`` is multiplied
+    by ``1 - P_shift`` or divided by it (a finite data set can shift features along ``P``).
+
+    Parameters
+    ----------
+    P_values : sequence of float
+        The sample sizes (finite, > 0).
+    spec : ModelSpec
+        The linear-attention spec of the MAP action.
+    observed : array ``(n_sets, 3, n_P)``
+        Adam's ``m``, ``q`` and test loss per data set (``n_sets >= 2``).
+    theory : array ``(3, n_P)``
+        The MAP prediction (:func:`map_predictions`).
+    factor, floor : float
+        Multiple of the spread (``> 0``) and relative floor of the spread (``>= 0``).
+    P_shift : float
+        Allowed relative shift of ``P``, ``0 <= P_shift < 1``.
+
+    Returns
+    -------
+    MapAgreement
+    """
+    P = as_real_array("P_values", P_values)
+    if P.ndim != 1 or P.size == 0 or not np.all(np.isfinite(P) & (P > 0)):
+        raise ValueError(f"P_values must be a non-empty 1-d array of finite values > 0, got {P_values!r}")
+    obs = as_real_array("observed", observed)
+    if obs.ndim != 3 or obs.shape[0] < 2 or obs.shape[1:] != (3, P.size):
+        raise ValueError(f"observed must have shape (n_sets >= 2, 3, {P.size}), got {obs.shape}")
+    check_finite("observed", obs)
+    th = as_real_array("theory", theory)
+    if th.shape != (3, P.size):
+        raise ValueError(f"theory must have shape (3, {P.size}), got {th.shape}")
+    check_finite("theory", th)
+    factor = check_positive("factor", factor)
+    floor = check_positive("floor", floor, allow_zero=True)
+    P_shift = check_positive("P_shift", P_shift, allow_zero=True)
+    if P_shift >= 1:
+        raise ValueError(f"P_shift must be in [0, 1), got {P_shift}")
+    shift = np.max([np.abs(map_predictions(P * f, spec) - th) for f in (1 - P_shift, 1 / (1 - P_shift))], axis=0)
+    mean, spread = obs.mean(0), obs.std(0, ddof=1)
+    tol = factor * np.maximum(spread, floor * np.abs(th)) + shift
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio, ratio_ws = np.abs(mean - th) / tol, np.abs(mean - th) / (tol - shift)
+    return MapAgreement(theory=th, mean=mean, spread=spread, shift=shift, tol=tol, ratio=ratio,
+                        ratio_without_shift=ratio_ws)
+
+
+@dataclass(frozen=True)
+class LossPlateau:
+    """:func:`loss_plateau` result.
+
+    P_from, P_to : the smallest and largest ``P`` with the loss within ``width`` of the pooling
+    loss (``nan`` if there is none); factor : ``P_to / P_from``; largest_step_up : the largest
+    increase of the loss between neighbouring ``P``; loss_last : the loss at the largest ``P``.
+    """
+
+    P_from: float
+    P_to: float
+    factor: float
+    largest_step_up: float
+    loss_last: float
+
+    def row(self) -> dict:
+        """One table row."""
+        return {"plateau from P": self.P_from, "to P": self.P_to, "factor": self.factor,
+                "loss at the last P": self.loss_last}
+
+
+def loss_plateau(P_values, loss, pool: float, *, width: float = 0.05) -> LossPlateau:
+    """The pooling plateau of a predicted test-loss curve.
+
+    Parameters
+    ----------
+    P_values : sequence of float
+        Increasing sample sizes (finite, > 0, at least two).
+    loss : sequence of float
+        The loss at each ``P`` (finite).
+    pool : float
+        The uniform-pooling loss (``>= 0``).
+    width : float
+        How close to ``pool`` counts as on the plateau (``> 0``).
+
+    Returns
+    -------
+    LossPlateau
+    """
+    P = as_real_array("P_values", P_values)
+    if P.ndim != 1 or P.size < 2 or not np.all(np.isfinite(P) & (P > 0)) or np.any(np.diff(P) <= 0):
+        raise ValueError(f"P_values must be 1-d, increasing, finite and > 0 with at least two values, got {P_values!r}")
+    y = as_real_array("loss", loss)
+    if y.shape != P.shape:
+        raise ValueError(f"loss must have the shape of P_values {P.shape}, got {y.shape}")
+    check_finite("loss", y)
+    pool = check_positive("pool", pool, allow_zero=True)
+    width = check_positive("width", width)
+    on = np.abs(y - pool) < width
+    lo, hi = (float(P[on].min()), float(P[on].max())) if on.any() else (float("nan"), float("nan"))
+    return LossPlateau(P_from=lo, P_to=hi, factor=hi / lo, largest_step_up=float(np.diff(y).max()),
+                       loss_last=float(y[-1]))

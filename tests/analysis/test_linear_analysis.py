@@ -212,3 +212,16 @@ def test_smallest_jump_size_brackets_the_switch_of_map():
 
     r = smallest_jump_size("map", 64, 128, V=4)  # the paper-scale bisection of the chapter: MAP jumps from L = 89
     assert r.start_valid and (r.lo, r.hi) == (88, 89) and r.at_hi.first_order
+
+
+def test_map_agreement_and_loss_plateau_examples():
+    from copylib.analysis.linear import loss_plateau, map_agreement
+
+    th = map_predictions([3.0, 500.0], SPEC)
+    obs = np.stack([th * 1.01, th * 0.99])
+    r = map_agreement([3.0, 500.0], SPEC, obs, th, P_shift=0.0)
+    assert np.allclose(r.mean, th) and np.all(r.shift == 0)
+    np.testing.assert_allclose(r.spread, 0.02 * np.abs(th) / np.sqrt(2))  # two sets: |a - b| / sqrt(2)
+    p = loss_plateau([1.0, 2.0, 4.0, 8.0, 16.0], [1.0, 0.52, 0.5, 0.48, 0.1], 0.5)
+    assert (p.P_from, p.P_to) == (2.0, 8.0)
+    assert p.factor == pytest.approx(4.0) and p.largest_step_up == pytest.approx(-0.02)

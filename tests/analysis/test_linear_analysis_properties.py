@@ -203,3 +203,68 @@ def test_local_minimum_scan_and_jump_table_invalid(data):
         args[name] = data.draw({"jumps": st.sampled_from([{}, {"map": {}}, [1], None]), "V": bad_ints(2)}[name])
         with raises_naming(name):
             lx.jump_table(**args)
+
+
+@covers(lx.map_agreement, lx.MapAgreement)
+@budget(5)
+@given(n_sets=st.integers(2, 4), seed=seeds, factor=st.floats(0.5, 5.0), floor=st.floats(0.0, 0.1),
+       P_shift=st.floats(0.0, 0.2))
+def test_map_agreement_valid(n_sets, seed, factor, floor, P_shift):
+    spec = cl.ModelSpec(L=4, V=2, kind="linear")
+    P = [2.0, 20.0]
+    th = lx.map_predictions(P, spec)
+    obs = th[None] * (1 + 0.01 * np.random.default_rng(seed).normal(size=(n_sets, 3, 2)))
+    r = lx.map_agreement(P, spec, obs, th, factor=factor, floor=floor, P_shift=P_shift)
+    assert r.tol.shape == r.ratio.shape == (3, 2) and (r.shift >= 0).all()
+    assert np.allclose(r.mean, obs.mean(0)) and np.allclose(r.tol, factor * np.maximum(r.spread, floor * np.abs(th)) + r.shift)
+    table = r.table(P)
+    assert table.shape == (2, 12) and list(table.index) == P
+
+
+@covers(lx.map_agreement)
+@budget(20)
+@given(data=st.data())
+def test_map_agreement_invalid(data):
+    spec = cl.ModelSpec(L=4, V=2, kind="linear")
+    th = lx.map_predictions([2.0, 20.0], spec)
+    args = {"P_values": [2.0, 20.0], "spec": spec, "observed": np.stack([th, th]), "theory": th, "factor": 3.0,
+            "floor": 0.015, "P_shift": 0.03}
+    name = data.draw(st.sampled_from(["P_values", "observed", "theory", "factor", "floor", "P_shift"]))
+    args[name] = data.draw({"P_values": st.sampled_from([[2.0, -1.0], [], "abc"]),
+                            "observed": st.sampled_from([th[None], np.zeros((2, 3, 3)), np.full((2, 3, 2), np.nan)]),
+                            "theory": st.sampled_from([th[:2], np.full((3, 2), np.inf)]), "factor": bad_positive(),
+                            "floor": st.one_of(st.floats(max_value=-1e-9), st.just(math.nan)),
+                            "P_shift": st.one_of(st.floats(1.0, 10.0), st.floats(max_value=-1e-9))}[name])
+    with raises_naming(name):
+        lx.map_agreement(**args)
+
+
+@covers(lx.loss_plateau, lx.LossPlateau)
+@budget(30)
+@given(n=st.integers(2, 40), seed=seeds, pool=st.floats(0.1, 1.0), width=st.floats(0.01, 0.3))
+def test_loss_plateau_valid(n, seed, pool, width):
+    rng = np.random.default_rng(seed)
+    P = np.cumsum(rng.uniform(0.1, 3.0, size=n)) + 1.0
+    loss = np.sort(rng.uniform(0.0, 1.2, size=n))[::-1]  # a non-increasing curve
+    r = lx.loss_plateau(P, loss, pool, width=width)
+    assert r.largest_step_up <= 0 and r.loss_last == loss[-1]
+    on = np.abs(loss - pool) < width
+    if on.any():
+        assert r.P_from <= r.P_to and math.isclose(r.factor, r.P_to / r.P_from)
+    else:
+        assert math.isnan(r.P_from) and math.isnan(r.factor)
+    assert set(r.row()) == {"plateau from P", "to P", "factor", "loss at the last P"}
+
+
+@covers(lx.loss_plateau)
+@budget(20)
+@given(data=st.data())
+def test_loss_plateau_invalid(data):
+    args = {"P_values": [1.0, 2.0, 4.0], "loss": [1.0, 0.5, 0.4], "pool": 0.5, "width": 0.05}
+    name = data.draw(st.sampled_from(["P_values", "loss", "pool", "width"]))
+    args[name] = data.draw({"P_values": st.sampled_from([[1.0], [2.0, 1.0, 3.0], [0.0, 1.0, 2.0], "abc"]),
+                            "loss": st.sampled_from([[1.0, 0.5], [1.0, np.nan, 0.4]]),
+                            "pool": st.one_of(st.floats(max_value=-1e-9), st.just(math.inf)),
+                            "width": bad_positive()}[name])
+    with raises_naming(name):
+        lx.loss_plateau(**args)
