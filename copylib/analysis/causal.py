@@ -75,8 +75,8 @@ def bimodality_coefficient(x, axis: int = -1):
 
 
 def _causal_softmax_spec(spec) -> ModelSpec:
-    spec = check_spec(spec)
-    if spec.kind != "softmax" or not spec.causal or spec.cyclic:
+    spec = check_spec(spec, kind="softmax", theory="the causal-attention analysis")
+    if not spec.causal or spec.cyclic:
         raise ValueError("spec must be a causal softmax spec (kind='softmax', causal=True, cyclic=False)")
     return spec
 

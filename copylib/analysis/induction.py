@@ -24,13 +24,26 @@ import torch
 
 from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
 from ..cache import cached
+from ..inference.diagnostics import split_rhat
 from ..inference.free_energy import LadderFit
 from ..inference.langevin import langevin
 from ..inference.tempering import check_ladder, parallel_tempering
-from ..model.induction import (InductionData, InductionSpec, induction_accuracy, induction_attention_score,
-                               induction_keys, induction_prior, induction_task, layer1_copy_weight,
-                               layer2_visible, layers_from_attention, sequence_errors)
+from ..model.induction import (
+    InductionData,
+    InductionSpec,
+    induction_accuracy,
+    induction_attention_score,
+    induction_keys,
+    induction_prior,
+    induction_task,
+    layer1_copy_weight,
+    layer2_visible,
+    layers_from_attention,
+    sequence_errors,
+)
 from ..model.network import attention
+from .softmax import interpolate_crossing
+from .transitions import half_way_point
 
 __all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
            "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states", "dip_ratio",
@@ -699,8 +712,6 @@ def compare_onsets(P, observables: dict, P_ref, reference) -> OnsetComparison:
     -------
     OnsetComparison
     """
-    from .transitions import half_way_point
-
     if not isinstance(observables, dict) or not observables:
         raise TypeError("observables must be a non-empty dict of name -> (n_seeds, n_P) curves")
     curves = {str(k): _grid_and_curves(P, v, "observables")[1] for k, v in observables.items()}
@@ -841,8 +852,6 @@ def tempering_mixing(runs: dict, *, rhat_max: float = 1.1, min_trips: int = 3,
     -------
     TemperingMixing
     """
-    from ..inference.diagnostics import split_rhat
-
     if not isinstance(runs, dict) or len(runs) < 2 or not all(isinstance(r, InductionTempering)
                                                               for r in runs.values()):
         raise TypeError("runs must be a dict of at least two InductionTempering results")
@@ -939,8 +948,6 @@ def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int 
     -------
     InductionSwitch
     """
-    from .softmax import interpolate_crossing
-
     if not isinstance(states, InductionStates):
         raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
     n_grid, n_bins = check_int("n_grid", n_grid, 2), check_int("n_bins", n_bins, 2)
