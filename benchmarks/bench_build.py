@@ -255,7 +255,7 @@ def main() -> int:
         rows = []
         for chapter in chapters:
             cur, base, warm, cells = [], [], [], []
-            for rep in range(args.repeats):
+            for _ in range(args.repeats):
                 if base_root is not None:
                     if (base_root / chapter).exists():
                         cache = Path(tempfile.mkdtemp(dir=tmp))

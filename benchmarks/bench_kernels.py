@@ -27,9 +27,8 @@ import time
 
 import jupytext
 import nbformat
-from nbclient import NotebookClient
-
 from bench_build import ROOT, load  # this directory is on sys.path when a script here runs
+from nbclient import NotebookClient
 
 TARGET = 2.0
 IMPORTS = """import matplotlib.pyplot as plt

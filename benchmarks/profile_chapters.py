@@ -39,9 +39,8 @@ from pathlib import Path
 
 import jupytext
 import nbformat
-from nbclient import NotebookClient
-
 from bench_build import CELL_TIMEOUT, ROOT, kernel_environment, load, toc_chapters
+from nbclient import NotebookClient
 
 PACKAGES = ("copylib", "torch", "scipy", "numpy")
 START = "import cProfile as _profile_chapters\n_profile_chapters_p = _profile_chapters.Profile()\n" \

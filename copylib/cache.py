@@ -70,7 +70,7 @@ import tempfile
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +100,7 @@ def cache_dir() -> Path:
     return Path(base) / "copyhead"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _digest_of(package_dir: str) -> str:
     h = hashlib.sha256()
     for path in sorted(Path(package_dir).rglob("*.py")):

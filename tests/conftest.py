@@ -35,7 +35,6 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
-
 # deadline=None: the first call of a torch/scipy path pays one-off import and
 # allocation costs, which would trip Hypothesis' per-example deadline spuriously.
 # too_slow / data_too_large: some strategies build (L, L, V, V) tensors on purpose.

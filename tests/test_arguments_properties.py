@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
 
 from copylib import arguments
+
 from props_helpers import (
     bad_positive,
     budget,

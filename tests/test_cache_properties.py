@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.cache import write_atomic
+
 from props_helpers import budget, covers, raises_naming
 
 

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib import config
+
 from props_helpers import budget, covers, raises_naming
 
 

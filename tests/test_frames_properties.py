@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
-from props_helpers import budget, covers, raises_naming
 
 from copylib import explorers
 from copylib import frames as fr
+
+from props_helpers import budget, covers, raises_naming
 
 
 def _draw(**params):

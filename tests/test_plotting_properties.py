@@ -10,9 +10,10 @@ import matplotlib
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from props_helpers import bad_ints, budget, covers, raises_naming
 
 from copylib import plotting
+
+from props_helpers import bad_ints, budget, covers, raises_naming
 
 matplotlib.use("Agg")
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import copylib
+
 from props_helpers import COVERED
 
 # Every property-test module under tests/ (they are named test_<module>_properties.py), found

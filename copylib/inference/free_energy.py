@@ -24,7 +24,6 @@ from scipy.special import logsumexp
 from ..arguments import as_real_array, check_finite
 from .tempering import check_ladder
 
-
 __all__ = ["LadderFit", "ladder_log_partition", "ladder_weights"]
 
 

@@ -23,7 +23,7 @@ import torch
 
 from ..arguments import as_real_array, check_generator, check_int
 from ..cache import cached
-from ..model.network import ModelSpec, check_spec, attention, attention_logits
+from ..model.network import ModelSpec, attention, attention_logits, check_spec
 from ..posterior.order_parameters import copy_weight, invariants, order_parameters
 from ..posterior.targets import CollapsedPosterior, JointPosterior, PosteriorTarget
 from .langevin import SamplingResult, langevin

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from ..arguments import check_finite, check_generator, check_int, check_shape
-from ..model.network import ModelSpec, check_spec, from_torch, to_torch, attention, attention_logits
+from ..model.network import ModelSpec, attention, attention_logits, check_spec, from_torch, to_torch
 from ..model.statistics import readout_moments, sample_size
 
 __all__ = [

@@ -104,9 +104,9 @@ from scipy.stats import qmc
 
 from ..arguments import as_real_array, check_generator, check_int, check_P_range, check_positive
 from ..model.network import ModelSpec, check_spec
-from ..posterior.order_parameters import plugin_action, invariants
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
+from ..posterior.order_parameters import invariants, plugin_action
 from .plugin_loss import row_stochastic_plugin_loss
 from .reduced_action import downward_crossings, grid_minimum_points, inflection_pair, upward_crossings
 

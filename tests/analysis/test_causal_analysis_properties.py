@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from props_helpers import budget, covers, raises_naming
 
 import copylib as cl
 from copylib.analysis import causal as ca
+
+from props_helpers import budget, covers, raises_naming
 
 seeds = st.integers(0, 2**32 - 1)
 causal_specs = st.builds(lambda L, V: cl.ModelSpec(L, V, kind="softmax", cyclic=False, causal=True),

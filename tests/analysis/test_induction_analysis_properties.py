@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from copylib.analysis import induction as ia
 from copylib.model.induction import InductionSpec
+
 from props_helpers import budget, covers, raises_naming
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -14,6 +14,11 @@ import numpy as np
 import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
+
+import copylib as cl
+from copylib.analysis import linear as lx
+from copylib.inference.diagnostics import ZCalibration
+
 from props_helpers import (
     bad_ints,
     bad_positive,
@@ -22,10 +27,6 @@ from props_helpers import (
     covers,
     raises_naming,
 )
-
-import copylib as cl
-from copylib.analysis import linear as lx
-from copylib.inference.diagnostics import ZCalibration
 
 seeds = st.integers(0, 2**32 - 1)
 VERSIONS = ("mean_field", "fluct", "map")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.analysis import predictability as pr
 from copylib.theory import softmax_marginal as se
+
 from props_helpers import bad_positive, budget, covers, raises_naming
 
 seeds = st.integers(0, 2**32 - 1)

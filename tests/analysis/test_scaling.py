@@ -6,12 +6,21 @@ import numpy as np
 import pytest
 
 from copylib import ModelSpec
+from copylib.analysis.scaling import (
+    THRESHOLDS,
+    critical_sample_sizes,
+    fit_power_law,
+    fixed_variance_identity,
+    fixed_variance_thresholds,
+    fluct_and_posterior_crossovers,
+    plugin_copy_share,
+    posterior_crossover,
+    separated_L_exponent,
+    shrinking_prior_crossovers,
+)
 from copylib.theory import linear as lt
 from copylib.theory import softmax as st
 from copylib.theory.linear_marginal import plugin_posterior_moments
-from copylib.analysis.scaling import (THRESHOLDS, critical_sample_sizes, fit_power_law, fixed_variance_identity,
-                                     fixed_variance_thresholds, fluct_and_posterior_crossovers, plugin_copy_share,
-                                     posterior_crossover, separated_L_exponent, shrinking_prior_crossovers)
 
 
 def test_fit_power_law_recovers_exact_exponents():

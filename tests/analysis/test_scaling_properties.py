@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.analysis import scaling as sc
+
 from props_helpers import bad_positive, budget, covers, raises_naming
 
 seeds = st.integers(0, 2**32 - 1)

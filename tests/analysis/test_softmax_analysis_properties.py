@@ -7,10 +7,11 @@ import math
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from props_helpers import budget, covers, raises_naming
 
 from copylib.analysis import softmax as sx
 from copylib.theory.softmax_marginal import FiniteSizeRow
+
+from props_helpers import budget, covers, raises_naming
 
 
 def _row(L, two, P3, lo=100.0, width=2.0, bar=(0.5, 0.2)):

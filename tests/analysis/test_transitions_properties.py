@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.analysis import transitions
+
 from props_helpers import bad_ints, budget, covers, not_array, raises_naming, with_nonfinite
 
 seeds = st.integers(0, 2**32 - 1)

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.inference import adaptation as ad
+
 from props_helpers import bad_ints, budget, covers, log_uniform, raises_naming
 
 seeds = st.integers(0, 2**32 - 1)
@@ -76,7 +77,7 @@ def test_scale_windows_are_the_root_mean_variance_of_each_window(R, sizes, n_war
             continue
         w0 = max(w for w, w1 in windows.windows if w1 == t)
         var = np.stack(history[w0:t]).var(axis=0)
-        for k, n in enumerate(sizes):
+        for k in range(len(sizes)):
             cols = (group_of == k).numpy()
             expected = np.sqrt(var[:, cols].mean(1))
             expected = np.where(expected > 0, expected, scales[k])

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.inference import diagnostics as dg
+
 from props_helpers import budget, covers, not_array, raises_naming, with_nonfinite
 
 seeds = st.integers(0, 2**32 - 1)

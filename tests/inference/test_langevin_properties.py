@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.analysis import linear as lx
-from copylib.theory import linear_marginal as lm
+from copylib.inference import free_energy as fe
 from copylib.inference import langevin as sm
 from copylib.inference import map_training as tr
 from copylib.inference import tempering as pt
-from copylib.inference import free_energy as fe
 from copylib.posterior import targets as tg
+from copylib.theory import linear_marginal as lm
+
 from props_helpers import (
     assert_finite,
     bad_ints,

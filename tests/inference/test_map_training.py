@@ -6,12 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from copylib.model.losses import empirical_loss, expected_loss
-from copylib.model.network import ModelSpec, attention, attention_logits
-from copylib.model.statistics import cooccurrence
-from copylib.model.task import copy_task
-from copylib.model.statistics import _repeat_block
-from copylib.posterior.targets import map_objective
 from copylib.inference.map_training import (
     SweepResult,
     TrainingResult,
@@ -22,6 +16,11 @@ from copylib.inference.map_training import (
     nested_cooccurrence,
     train_map,
 )
+from copylib.model.losses import empirical_loss, expected_loss
+from copylib.model.network import ModelSpec, attention, attention_logits
+from copylib.model.statistics import _repeat_block, cooccurrence
+from copylib.model.task import copy_task
+from copylib.posterior.targets import map_objective
 
 L, V = 4, 2
 SPEC = ModelSpec(L=L, V=V, kind="softmax", sigma_G=1.5, sigma_b=0.8, omega=2.0, sigma0_sq=0.3)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.inference import monitoring as mo
+
 from props_helpers import bad_ints, budget, covers, raises_naming
 
 seeds = st.integers(0, 2**32 - 1)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.inference import langevin as sm
 from copylib.inference import posterior_sampling as ps
+
 from props_helpers import (
     assert_finite,
     bad_ints,

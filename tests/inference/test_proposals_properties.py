@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.inference import proposals as pr
+
 from props_helpers import budget, covers, log_uniform, raises_naming
 
 seeds = st.integers(0, 2**63 - 1)

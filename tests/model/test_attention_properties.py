@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.model.attention import AttentionKind, attention_kind, attention_kinds
+
 from props_helpers import assert_finite, budget, covers, raises_naming
 
 

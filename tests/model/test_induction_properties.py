@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from copylib import explorers
 from copylib.analysis import induction as ia
 from copylib.model import induction as ind
+
 from props_helpers import budget, covers, raises_naming, sizes
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import copylib as cl
+
 from props_helpers import (
     WRONG_SHAPES,
     as_input,

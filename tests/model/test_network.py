@@ -298,8 +298,10 @@ def test_prior_energy_zero_at_origin_and_separable():
     spec = ModelSpec(L=3, V=2, sigma_G=2.0, sigma_b=3.0, omega=5.0)
     np.testing.assert_array_equal(prior_energy(np.zeros((3, 3)), np.float64(0.0), np.zeros((2, 2)), spec), 0.0)
     # A single unit entry in each group costs 1/(2 s^2) exactly.
-    g = np.zeros((3, 3)); g[0, 1] = 1.0
-    W = np.zeros((2, 2)); W[1, 0] = 1.0
+    g = np.zeros((3, 3))
+    g[0, 1] = 1.0
+    W = np.zeros((2, 2))
+    W[1, 0] = 1.0
     np.testing.assert_allclose(prior_energy(g, np.float64(0.0), np.zeros((2, 2)), spec), 1 / 8)
     np.testing.assert_allclose(prior_energy(np.zeros((3, 3)), np.float64(1.0), np.zeros((2, 2)), spec), 1 / 18)
     np.testing.assert_allclose(prior_energy(np.zeros((3, 3)), np.float64(0.0), W, spec), 1 / 10)

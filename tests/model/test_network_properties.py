@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.model.attention import attention_kinds
 from copylib.model.network import check_spec, from_torch, to_torch
+
 from props_helpers import (
     as_input,
     bad_ints,

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.model.attention import attention_kind
 from copylib.model.statistics import BatchedReadoutMoments
+
 from props_helpers import (
     WRONG_SHAPES,
     as_input,

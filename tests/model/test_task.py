@@ -7,7 +7,6 @@ import pytest
 
 from copylib.model.task import copy_task, one_hot, sample_tokens, shift_matrix
 
-
 # --------------------------------------------------------------------------- shift_matrix
 
 

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import copylib as cl
+
 from props_helpers import bad_ints, budget, covers, not_bool, raises_naming, sizes
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: torch on one thread (tests/conftest.py)

@@ -19,8 +19,6 @@ from hypothesis import strategies as st
 
 import copylib as cl
 
-# the module, not the function copylib.posterior.order_parameters that shadows it in the package namespace
-op = importlib.import_module("copylib.posterior.order_parameters")
 from props_helpers import (
     assert_finite,
     bad_ints,
@@ -37,6 +35,8 @@ from props_helpers import (
     with_nonfinite,
 )
 
+# the module, not the function copylib.posterior.order_parameters that shadows it in the package namespace
+op = importlib.import_module("copylib.posterior.order_parameters")
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: torch on one thread (tests/conftest.py)
 

@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 import torch
 
-from copylib import ModelSpec, attention, attention_logits, copy_task, cooccurrence, shift_matrix, token_moment
+from copylib import ModelSpec, attention, attention_logits, cooccurrence, copy_task, shift_matrix, token_moment
 from copylib.posterior.order_parameters import (
-    plugin_action,
-    plugin_action_of_attention,
     attention_from_order_parameters,
     copy_attention,
     copy_weight,
     invariants,
     logit_gap,
     order_parameters,
+    plugin_action,
+    plugin_action_of_attention,
     prior_action_linear,
     prior_action_softmax,
 )
@@ -421,7 +421,6 @@ def test_bad_input():
 
 def test_subspace_coverage_limits():
     import copylib as cl
-
     from copylib.posterior.order_parameters import subspace_coverage
 
     L = 6
@@ -454,7 +453,6 @@ def test_subspace_coverage_rejects_bad_input():
 
 def test_plane_coverage_fixes_the_sign_gauge():
     import copylib as cl
-
     from copylib.posterior.order_parameters import plane_coverage, subspace_coverage
 
     L = 6

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.posterior import targets as tg
+
 from props_helpers import assert_finite, bad_ints, bad_spec, budget, cooccurrence_of, covers, raises_naming, specs
 
 seeds = st.integers(0, 2**32 - 1)

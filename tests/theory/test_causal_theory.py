@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import copylib as cl
-from copylib.theory import causal as ct
 from copylib.analysis import softmax as sx
+from copylib.theory import causal as ct
 from copylib.theory import softmax as st
 
 

@@ -15,11 +15,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import copylib as cl
-from copylib.theory import causal as ct
 from copylib.analysis import causal as ca
 from copylib.analysis import softmax as sx
-from props_helpers import (assert_finite, bad_spec, budget, covers, log_uniform, nonfinite, not_array, not_bool,
-                          raises_naming)
+from copylib.theory import causal as ct
+
+from props_helpers import (
+    assert_finite,
+    bad_spec,
+    budget,
+    covers,
+    log_uniform,
+    nonfinite,
+    not_array,
+    not_bool,
+    raises_naming,
+)
 
 seeds = st.integers(0, 2**32 - 1)
 

@@ -123,7 +123,7 @@ def test_plugin_posterior_moments_match_importance_sampling_over_all_of_A():
     """
     import torch
 
-    from copylib.posterior.order_parameters import plugin_action_of_attention, order_parameters
+    from copylib.posterior.order_parameters import order_parameters, plugin_action_of_attention
 
     spec = ModelSpec(L=4, V=2, kind="linear")
     P, n = 3.0, 400_000

@@ -9,10 +9,15 @@ import pytest
 from scipy.optimize import brentq
 
 from copylib import ModelSpec, expected_loss, shift_matrix
+from copylib.posterior.order_parameters import (
+    attention_from_order_parameters,
+    invariants,
+    plugin_action_of_attention,
+    prior_action_linear,
+)
 from copylib.theory.linear import (
     VERSIONS,
     action_minimum,
-    plugin_readout,
     copy_share,
     hessian_at_origin,
     minimum_curve,
@@ -21,18 +26,13 @@ from copylib.theory.linear import (
     p2_analytic,
     p2_numerical,
     p2_numerical_many,
+    plugin_readout,
     predicted_test_loss,
     reduced_action,
     reduced_action_gradient,
     susceptibility_m,
     transverse_row_sum_factor,
     transverse_saddle,
-)
-from copylib.posterior.order_parameters import (
-    plugin_action_of_attention,
-    attention_from_order_parameters,
-    invariants,
-    prior_action_linear,
 )
 
 SPEC = ModelSpec(L=32, V=4, kind="linear")
@@ -240,7 +240,6 @@ def test_trust_region_step_solves_the_subproblem():
     point has a lower model value (checked against many points on and inside the sphere)."""
     from copylib.theory.linear import _trust_region_step
 
-    rng = np.random.default_rng(0)
     g = np.array([[1.0, 0.5], [0.3, -1.0], [0.0, 1.0], [1e-3, 2.0], [0.4, 0.1]])
     H = np.array([np.diag([2.0, 1.0]), np.diag([-1.0, 3.0]), np.diag([-2.0, 1.0]),  # hard case: g _|_ e_0
                   [[1.0, 2.0], [2.0, 1.0]], np.diag([50.0, 40.0])])

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.theory import linear as lt
+
 from props_helpers import (
     assert_finite,
     bad_ints,

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.theory import plugin_loss as pl
+
 from props_helpers import assert_finite, bad_spec, budget, covers, log_uniform, raises_naming, specs
 
 any_specs = specs(L=st.integers(2, 16), V=st.integers(2, 5))

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.theory import reduced_action as ra
+
 from props_helpers import budget, covers, raises_naming
 
 slopes = st.lists(st.sampled_from([-2.0, -1.0, -1e-300, 0.0, 1e-300, 1.0, 3.0, math.nan]), min_size=2, max_size=40)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from copylib import ModelSpec, attention
-from copylib.theory import softmax_marginal as se
 from copylib.analysis import softmax as sx
-from copylib.posterior.order_parameters import plugin_action, invariants
+from copylib.posterior.order_parameters import invariants, plugin_action
+from copylib.theory import softmax_marginal as se
 
 SMALL = ModelSpec(L=8, V=3, kind="softmax")
 SPEC = ModelSpec(L=32, V=4, kind="softmax")

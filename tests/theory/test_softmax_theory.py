@@ -11,22 +11,22 @@ import pytest
 from copylib import ModelSpec, cooccurrence, copy_task, expected_loss, optimal_readout, sum_squared_error, token_moment
 from copylib.posterior.evidence import negative_log_evidence
 from copylib.posterior.order_parameters import (
-    plugin_action_of_attention,
     copy_attention,
     copy_weight,
     invariants,
+    plugin_action_of_attention,
     prior_action_softmax,
 )
 from copylib.theory import softmax as softmax_theory
 from copylib.theory.softmax import (
     VERSIONS,
     action_minima,
-    plugin_readout,
     copy_weight_of_gap,
     first_order_point,
     leading_order_gap,
     order_parameter_curve,
     p3_leading_order,
+    plugin_readout,
     reduced_action,
     reduced_action_derivatives,
     row_noise,
@@ -83,7 +83,10 @@ def test_min_over_W_is_the_trace_term_on_real_data():
     C = cooccurrence(X)
     A = copy_attention(1.3, spec.L)
     W = optimal_readout(A, C, spec)
-    energy = lambda W: sum_squared_error(A, W, C, spec.target) / (2 * spec.sigma_sq) + (W**2).sum() / (2 * spec.omega)
+
+    def energy(W):
+        return sum_squared_error(A, W, C, spec.target) / (2 * spec.sigma_sq) + (W**2).sum() / (2 * spec.omega)
+
     best = energy(W)
     rng = np.random.default_rng(2)
     for _ in range(5):  # W is the minimiser

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.analysis import softmax as sx
 from copylib.theory import softmax as st_
+
 from props_helpers import (
     assert_finite,
     bad_ints,
@@ -96,7 +97,7 @@ def test_reduced_action_valid(spec, version, P, seed, Delta):
     np.testing.assert_allclose(F2, (Fp - 2 * F + Fm) / h**2, rtol=1e-3, atol=1e-8 * scale / h**2)
     if version == "mean_field":
         # documented identity with the plug-in action of the copy-state attention
-        from copylib.posterior.order_parameters import plugin_action_of_attention, copy_attention, prior_action_softmax
+        from copylib.posterior.order_parameters import copy_attention, plugin_action_of_attention, prior_action_softmax
 
         want = plugin_action_of_attention(copy_attention(D, spec.L), P, spec) + prior_action_softmax(D, spec)
         np.testing.assert_allclose(F, want, rtol=1e-10, atol=1e-10)
