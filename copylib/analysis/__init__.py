@@ -3,7 +3,9 @@
 * :mod:`copylib.analysis.transitions` -- locating changes across sample sizes;
 * :mod:`copylib.analysis.scaling` -- critical sample sizes, power-law fits, crossovers;
 * :mod:`copylib.analysis.predictability` -- forecasts of a transition from below;
-* :mod:`copylib.analysis.causal` -- the order in which rows switch, bimodality of sampled draws;
-* :mod:`copylib.analysis.linear`, :mod:`copylib.analysis.softmax` -- the linear and softmax chapters' analyses;
+* :mod:`copylib.analysis.causal` -- the causal chapter: prior and plug-in checks, the coexistence scan,
+  agreement of Adam's starts, sampled copy weights, the order in which rows switch, bimodality;
+* :mod:`copylib.analysis.linear`, :mod:`copylib.analysis.softmax` -- the linear and softmax chapters' analyses
+  (versions tables, z tests against the plug-in marginal, diagnostics summaries, finite-size tables);
 * :mod:`copylib.analysis.induction` -- the induction chapter's Adam sweeps and posterior sampling.
 """
