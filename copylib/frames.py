@@ -53,7 +53,7 @@ class Axis:
 
     @property
     def shown_name(self) -> str:
-        """What the control and the frame labels call this axis: ``description``, else ``name``."""
+        """The name that the control and the frame labels show (``description``, else ``name``)."""
         return self.description or self.name
 
 

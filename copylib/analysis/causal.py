@@ -173,7 +173,8 @@ class CoexistenceScan:
 
     Attributes
     ----------
-    L : tuple of the lengths scanned, increasing.
+    L : tuple of int
+        The lengths scanned, increasing.
     transitions : tuple, per length, the :class:`copylib.theory.causal.UniformGapTransition`
         or ``None`` where the scan of ``P`` finds no coexistence window.
     first_L : int or None

@@ -686,7 +686,7 @@ class OnsetComparison:
 
     def table(self, reference: str = "one layer alone: copy weight (Adam)"):
         """The mean onset and steepness of every observable and of the reference, with standard errors,
-        as a :class:`pandas.DataFrame` (one row each)."""
+        as a pandas ``DataFrame`` (one row each)."""
         import pandas as pd
 
         rows = list(zip(self.names, self.onset, self.steepness)) + [(reference, self.ref_onset, self.ref_steepness)]
@@ -749,7 +749,7 @@ class FormationSteps:
         return (self.layer2 - self.layer1).ravel()
 
     def table(self):
-        """The mean, smallest and largest half-way step of each curve over the runs (a :class:`pandas.DataFrame`)."""
+        """The mean, smallest and largest half-way step of each curve over the runs (a pandas ``DataFrame``)."""
         import pandas as pd
 
         rows = {"layer 1: copy weight": self.layer1, "layer 2: induction score": self.layer2,
@@ -824,7 +824,7 @@ class TemperingMixing:
 
     def table(self):
         """One row per ``P``: R-hat, fewest round trips, and each start's mean copy weight and accuracy
-        (a :class:`pandas.DataFrame`)."""
+        (a pandas ``DataFrame``)."""
         import pandas as pd
 
         cols = {"R-hat": self.rhat, "fewest round trips": self.fewest_trips.astype(int)}
@@ -914,7 +914,7 @@ class InductionSwitch:
                "odds_top": "log odds at P", "acc_gap": "accuracy gain of the copying state at P"}
 
     def table(self):
-        """:meth:`summary` as a :class:`pandas.DataFrame`: one row per quantity (named in words), its mean over
+        """:meth:`summary` as a pandas ``DataFrame``: one row per quantity (named in words), its mean over
         the pairs of chains and its standard error."""
         import pandas as pd
 

@@ -488,15 +488,15 @@ class BranchComparison:
     ----------
     rows : tuple
         One ``(P, quantity, basin, sampled mean, s.e., theory, z)`` per comparison.
-    corr_blocks : tuple of arrays
+    corr_blocks : tuple of arrays ``(n, n)``
         Per ``P``, the estimated correlation matrix of that size's z-scores.
     n_groups : tuple of int
         Per ``P``, the number of data sets with a jackknife replicate of every compared mean.
-    theory_err : array
+    theory_err : array ``(n_rows,)``
         ``|theory - theory_b| / s.e.`` of every comparison (the Sobol error against the sampling error).
-    res_c_near : array
+    res_c_near : array ``(len(near),)``
         For the copy weight at the sizes ``near``: 3.5 error bars over the theory's value (%).
-    res_theory_near : array
+    res_theory_near : array ``(len(near),)``
         For the copy weight at the sizes ``near``: ``|theory - theory_b| / s.e.``.
     marginals : dict
         ``P -> (marginal, marginal_b)`` of the two sets of cumulants.
@@ -644,7 +644,7 @@ class FiniteSizeSummary:
         (at a refined ``L``; elsewhere the largest change measured, ``grid_change``).
     window, sharpness, slope : arrays ``(n, 2)``
         Of sets A and B (:class:`~copylib.theory.softmax_marginal.FiniteSizeRow`).
-    L_two, L_none : tuples of int
+    L_two, L_none : tuple of int
         The sizes where both sets find two minima, and where neither does.
     grid_change : float
         The largest change of a barrier under grid refinement (nats; ``0`` without refined rows).
