@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import concurrent.futures
 import json
 import os
 import re
@@ -253,6 +254,13 @@ print("stack:", finite, len(explorer.jslinks))
 """
 
 
+def _run_async(coroutine):
+    """Run ``coroutine`` to completion in a thread of its own: the session's browser fixture (Playwright's
+    sync API) may already run an event loop in the main thread, where ``asyncio.run`` refuses to start one."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_binder_opens_a_chapter_as_a_notebook_and_runs_the_stack(binder, server):
     model = _api(server, "GET", f"/api/contents/{CHAPTER}?type=notebook&content=1")
     assert model["type"] == "notebook", model["type"]
@@ -265,7 +273,7 @@ def test_binder_opens_a_chapter_as_a_notebook_and_runs_the_stack(binder, server)
     kernel = _api(server, "POST", "/api/kernels", {"name": "python3", "path": str(Path(CHAPTER).parent)})
     try:
         probe = "import copylib, os, sys\nprint(copylib.__file__, os.getcwd(), sys.prefix, sep='\\n')"
-        where, _, stack = asyncio.run(_run_cells(server, kernel["id"], [probe, cells[0], STACK.format(modules=modules)]))
+        where, _, stack = _run_async(_run_cells(server, kernel["id"], [probe, cells[0], STACK.format(modules=modules)]))
         module, cwd, prefix = (Path(p).resolve() for p in where.splitlines())
         repo = binder["repo"].resolve()
         assert module.is_relative_to(repo / "copylib"), f"copylib imported from {module}, not the copy's install"
