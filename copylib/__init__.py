@@ -8,7 +8,7 @@ The subpackages follow the book's argument (CONTRIBUTING.md says where new piece
   (energy and gradient) that the samplers and Adam move on, invariants, order parameters and the
   plug-in action;
 * :mod:`copylib.theory` -- the reduced actions and their minima, spinodals and critical sizes: shared
-  machinery, then linear, softmax and causal attention, and the exact marginals of the plug-in posterior;
+  machinery, then linear, softmax and causal attention, and the plug-in marginals (the plug-in posterior integrated over all but one coordinate);
 * :mod:`copylib.inference` -- the Langevin loop with its proposals, adaptation and monitoring, the
   posterior samplers, Adam (MAP) training, and the MCMC diagnostics (ArviZ);
 * :mod:`copylib.analysis` -- what the chapters compute from runs: crossings and onsets, power-law

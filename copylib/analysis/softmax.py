@@ -377,7 +377,7 @@ class DoubleMinimum:
 
 def weak_double_minimum(L: int = 24, V: int = 4, *, seeds=(21, 22), n_draws: int = 8192, rel_step: float = 1e-3,
                         n_scan: int = 17) -> DoubleMinimum:
-    """Measure the shallow double minimum of the plug-in saddlepoint marginal of ``c`` at ``(L, V)``.
+    """Measure the shallow double minimum of the plug-in marginal of ``c`` at ``(L, V)``.
 
     For each seed, the row cumulants (:func:`~copylib.theory.softmax_marginal.finite_size_cumulants`,
     ``n_draws`` Sobol draws, the default ``t_step``) and the finite-size row

@@ -438,7 +438,7 @@ def _data_action(a1, g1, P, spec):
 
 @dataclass(frozen=True)
 class CopyWeightMarginal:
-    """The plug-in posterior marginal of the copy weight ``c = gamma_1 / L`` at one ``P``.
+    """The plug-in marginal of the copy weight ``c = gamma_1 / L`` at one ``P``.
 
     Attributes
     ----------
@@ -536,7 +536,7 @@ def _lines(cum: RowCumulants, c: np.ndarray, correction: bool):
 
 def copy_weight_marginal(P, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=None,
                          correction: bool = False, check_coverage: bool = True) -> CopyWeightMarginal:
-    """The plug-in posterior marginal of the copy weight at ``P`` (or of the prior).
+    """The plug-in marginal of the copy weight at ``P`` (or of the prior).
 
     Parameters
     ----------
@@ -716,7 +716,7 @@ def marginal_branches(marginal: CopyWeightMarginal, *, tol: float = 1e-6,
 
 @dataclass(frozen=True)
 class MarginalTransition:
-    """Spinodals and first-order point of the plug-in saddlepoint marginal of ``c``.
+    """Spinodals and first-order point of the plug-in marginal of ``c``.
 
     Attributes
     ----------
@@ -852,7 +852,7 @@ def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(30
 
 @dataclass(frozen=True)
 class MarginalScan:
-    """The plug-in saddlepoint marginal of ``c`` summarised on a set of sample sizes.
+    """The plug-in marginal of ``c`` summarised on a set of sample sizes.
 
     Fields, arrays of shape ``(n_P,)`` unless stated:
 
@@ -1014,7 +1014,7 @@ def marginal_scan(P_values, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=
 
 @dataclass(frozen=True)
 class FiniteSizeRow:
-    """The jump of the plug-in saddlepoint marginal of ``c`` at one ``(L, V)``: see :func:`finite_size_row`.
+    """The jump of the plug-in marginal of ``c`` at one ``(L, V)``: see :func:`finite_size_row`.
 
     Attributes
     ----------
@@ -1081,7 +1081,7 @@ class FiniteSizeRow:
 
 def finite_size_row(spec: ModelSpec, cumulants: RowCumulants, *, P_range=None, n_coarse: int = 61,
                     rel_step: float = 5e-4, xtol: float | None = None, correction: bool = False) -> FiniteSizeRow:
-    """Locate the jump of the plug-in saddlepoint marginal of ``c`` and measure it at one ``(L, V)``.
+    """Locate the jump of the plug-in marginal of ``c`` and measure it at one ``(L, V)``.
 
     1. A coarse geometric scan of ``n_coarse`` sizes over ``P_range`` (coverage not
        checked here) finds the variance peak ``P_peak`` and any ``P`` with two minima.
