@@ -22,8 +22,9 @@ paper-scale switch), :mod:`copylib.plotting` and :mod:`copylib.explorers` (inter
 The names below are re-exported for ``import copylib as cl``.
 """
 
-from . import analysis, cache, checks, config, explorers, inference, model, plotting, posterior, theory
+from . import analysis, cache, checks, config, explorers, gluing, inference, model, plotting, posterior, theory
 from .checks import Checks
+from .gluing import glue_fields, glue_values
 from .inference.diagnostics import effective_sample_size, mcse_mean, split_rhat
 from .inference.langevin import SamplingResult, langevin
 from .inference.map_training import (
@@ -104,6 +105,9 @@ __all__ = [
     "empirical_loss",
     "expected_loss",
     "explorers",
+    "glue_fields",
+    "glue_values",
+    "gluing",
     "inference",
     "invariants",
     "langevin",
