@@ -7,10 +7,10 @@ to read (``env-before-read-docs``): it empties the build's jupyter cache, execut
 every notebook among them in a pool of worker processes (one kernel each, the
 chapter's own directory as working directory, as myst-nb would) and stores each
 executed notebook in that cache. myst-nb, in ``cache`` mode, then reads every
-chapter's outputs from the cache instead of executing it again. The kernels are
-forked from a process per worker that has imported numpy, scipy, torch and
-copylib once (``_ext/warm_kernels.py``), so a chapter does not spend its first
-seconds importing them again.
+chapter's outputs from the cache instead of executing it again. Each chapter runs
+in a fresh kernel started by jupyter-cache's ``single_nb_execution`` (the function
+its own executors use), and the workers are spawned, not forked, so the extension
+works the same on Linux, macOS and Windows.
 
 The jupyter cache is emptied first because its key is the notebook's code only,
 blind to a change in copylib. Instead, each executed chapter is kept in copylib's
@@ -31,7 +31,7 @@ Configuration (``sphinx: config:`` in ``_config.yml``):
   records the chapters write, which are not part of its key);
 * ``copyhead_execution_jobs``: the number of workers; 0 (the default) takes the
   environment variable ``COPYHEAD_BUILD_JOBS`` if set, else the number of CPUs
-  this process may use.
+  this process may use (:func:`usable_cpus`).
 
 The pool starts the longest chapters first (by number of code cells, a proxy
 known before anything runs), so the last one to finish is a short one. While it
@@ -58,6 +58,16 @@ JOBS_VARIABLE = "COPYHEAD_BUILD_JOBS"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on: ``os.process_cpu_count`` (Python 3.13), else the
+    affinity mask where the platform has one (Linux), else ``os.cpu_count`` (macOS, Windows)."""
+    if hasattr(os, "process_cpu_count"):
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def jobs(configured: int) -> int:
     """The number of worker processes: ``configured``, else the environment, else the CPUs."""
     if configured < 0:
@@ -66,7 +76,7 @@ def jobs(configured: int) -> int:
         return configured
     value = os.environ.get(JOBS_VARIABLE, "").strip()
     if not value:
-        return len(os.sched_getaffinity(0))
+        return usable_cpus()
     if not value.isdigit() or int(value) < 1:
         raise ConfigError(f"{JOBS_VARIABLE} must be an integer >= 1, got {value!r}")
     return int(value)
@@ -88,19 +98,6 @@ def chapter_key(source: bytes) -> dict:
     from copylib.config import scale
 
     return {"source_sha256": hashlib.sha256(source).hexdigest(), "scale": scale()}
-
-
-def _warm_kernels():
-    """The sibling module :mod:`warm_kernels` (this file is also loaded by path, outside Sphinx)."""
-    import importlib.util
-    import sys
-
-    if "warm_kernels" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("warm_kernels", Path(__file__).with_name("warm_kernels.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["warm_kernels"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["warm_kernels"]
 
 
 def _execute(notebook, path: str, timeout, allow_errors: bool, use_cache: bool = True):
@@ -126,8 +123,7 @@ def _execute(notebook, path: str, timeout, allow_errors: bool, use_cache: bool =
 
     def run():
         result = single_nb_execution(notebook, cwd=str(source.parent), timeout=timeout,
-                                     allow_errors=allow_errors, meta_override=True,
-                                     kernel_manager_class=_warm_kernels().WarmKernelManager)
+                                     allow_errors=allow_errors, meta_override=True)
         if result.err is not None:
             raise _Failed(result.exc_string or repr(result.err), result.time)
         ran.append(True)
@@ -147,7 +143,7 @@ def _execute(notebook, path: str, timeout, allow_errors: bool, use_cache: bool =
 
 
 def die_with_parent(parent: int, interval: float = 0.5) -> None:
-    """Pool initializer: end this worker (its zygote and kernel follow) once ``parent`` is gone.
+    """Pool initializer: end this worker (its kernel follows) once ``parent`` is gone.
 
     A worker blocked on the pool's queue does not notice a parent that was killed (the
     test session stops an unfinished build with SIGKILL), and would idle on forever.

@@ -44,3 +44,9 @@ def test_build_verdicts_pass_and_fail_on_each_budget():
 
 def test_build_verdicts_without_baseline_has_no_ratio():
     assert len(bb.build_verdicts(1.0, 1.0, None)) == 2
+
+
+def test_build_verdicts_take_the_ratio_budget_given():
+    line, met = bb.build_verdicts(100.0, 10.0, 95.0, ratio_budget=1.10)[2]
+    assert met and "budget 1.1" in line
+    assert not bb.build_verdicts(100.0, 10.0, 90.0, ratio_budget=1.10)[2][1]

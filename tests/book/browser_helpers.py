@@ -311,7 +311,7 @@ def explore_site(html: Path, base: str) -> tuple[list[str], list[str], int]:
     pages = [path.relative_to(html).as_posix() for path in explorer_pages(html)]
     if not pages:
         return pages, [], 0
-    n = min(len(os.sched_getaffinity(0)), len(pages))
+    n = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, len(pages))
     with ThreadPoolExecutor(n) as pool:
         results = list(pool.map(lambda part: _explore_pages(part, base), [pages[i::n] for i in range(n)]))
     return pages, [p for found, _ in results for p in found], sum(m for _, m in results)

@@ -158,3 +158,29 @@ def test_a_worker_ends_when_the_build_is_killed(tmp_path):
     else:
         os.kill(worker, signal.SIGKILL)
         raise AssertionError("the pool worker outlived its killed parent by 10 s")
+
+
+def test_job_count_where_the_platform_has_no_affinity_mask(monkeypatch):
+    """macOS and Windows have no ``os.sched_getaffinity``; Python < 3.13 has no ``os.process_cpu_count``."""
+    import os
+
+    from sphinx.errors import ConfigError
+
+    monkeypatch.delenv(ext.JOBS_VARIABLE, raising=False)
+    monkeypatch.delattr(os, "process_cpu_count", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    assert ext.jobs(0) == 3  # Linux: the affinity mask, not the machine's CPU count
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: 7)
+    assert ext.jobs(0) == 7
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # "undetermined" in the os docs
+    assert ext.jobs(0) == 1
+    assert ext.jobs(4) == 4
+    monkeypatch.setenv(ext.JOBS_VARIABLE, "2")
+    assert ext.jobs(0) == 2
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(ext.JOBS_VARIABLE, bad)
+        with pytest.raises(ConfigError, match=ext.JOBS_VARIABLE):
+            ext.jobs(0)
+    with pytest.raises(ConfigError, match="copyhead_execution_jobs"):
+        ext.jobs(-1)
