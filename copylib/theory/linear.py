@@ -76,7 +76,7 @@ import numpy as np
 from scipy import optimize
 from scipy.optimize.elementwise import find_root
 
-from ..arguments import as_real_array, check_positive
+from ..arguments import as_finite_array, check_positive, check_version
 from ..model.network import ModelSpec, check_spec
 from ..model.statistics import token_moment
 from .plugin_loss import plugin_loss
@@ -120,23 +120,6 @@ _Y_GRID = np.linspace(-40.0, 0.0, 161)
 def _check_spec(spec) -> ModelSpec:
     return check_spec(spec, kind="linear", theory="copylib.theory.linear",
                       cyclic_because="the order-parameter reduction assumes the cyclic task")
-
-
-def _check_version(version) -> str:
-    if not isinstance(version, str) or version not in VERSIONS:
-        raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
-    return version
-
-
-def _as_array(name: str, x, *, positive=False, nonnegative=False) -> np.ndarray:
-    a = as_real_array(name, x)
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} must contain only finite values")
-    if positive and (a <= 0).any():
-        raise ValueError(f"{name} must be > 0, got a minimum of {a.min()}")
-    if nonnegative and (a < 0).any():
-        raise ValueError(f"{name} must be >= 0, got a minimum of {a.min()}")
-    return a
 
 
 @dataclass(frozen=True)
@@ -338,15 +321,15 @@ def _r2_origin(P, k: _Const):
 def _action_arguments(m, q, P, spec, version, r2):
     """Validated arrays for the action and its gradient; ``r2=None`` means its saddle (fluct) or 0."""
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     k = _const(spec)
-    m = _as_array("m", m)
-    q = _as_array("q", q)
-    P = _as_array("P", P, positive=True)
+    m = as_finite_array("m", m)
+    q = as_finite_array("q", q)
+    P = as_finite_array("P", P, positive=True)
     if r2 is None:
         r2 = _r2_saddle(m, q, P, k) if version == "fluct" else np.zeros(())
     else:
-        r2 = _as_array("r2", r2, positive=(version == "fluct"), nonnegative=True)
+        r2 = as_finite_array("r2", r2, positive=(version == "fluct"), nonnegative=True)
     return m, q, r2, P, k, version
 
 
@@ -407,9 +390,9 @@ def transverse_saddle(m, q, P, spec: ModelSpec):
     """
     spec = _check_spec(spec)
     k = _const(spec)
-    m = _as_array("m", m)
-    q = _as_array("q", q)
-    P = _as_array("P", P, positive=True)
+    m = as_finite_array("m", m)
+    q = as_finite_array("q", q)
+    P = as_finite_array("P", P, positive=True)
     return _r2_saddle(m, q, P, k)
 
 
@@ -449,8 +432,8 @@ def hessian_at_origin(P, spec: ModelSpec, version: str = "mean_field"):
     ``r2``-minimised action equals this partial Hessian.)
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    P = _as_array("P", P, positive=True)
+    version = check_version(version, VERSIONS)
+    P = as_finite_array("P", P, positive=True)
     H_mm, H_qq, H_mq = _origin_hessian(P, _const(spec), version)
     H = np.empty(P.shape + (2, 2))
     H[..., 0, 0], H[..., 1, 1] = H_mm, H_qq
@@ -484,11 +467,11 @@ def plugin_readout(A, P, spec: ModelSpec, *, r2=0.0):
     """
     spec = _check_spec(spec)
     k = _const(spec)
-    A = _as_array("A", A)
+    A = as_finite_array("A", A)
     if A.ndim < 2 or A.shape[-2:] != (k.L, k.L):
         raise ValueError(f"A must have shape (..., {k.L}, {k.L}), got {A.shape}")
-    P = _as_array("P", P, positive=True)
-    r2 = _as_array("r2", r2, nonnegative=True)
+    P = as_finite_array("P", P, positive=True)
+    r2 = as_finite_array("r2", r2, nonnegative=True)
     V = k.V
     At = np.swapaxes(A, -1, -2)
     Kb = token_moment(At @ A, V)
@@ -518,10 +501,10 @@ def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
     """
     spec = _check_spec(spec)
     k = _const(spec)
-    m = _as_array("m", m)
-    q = _as_array("q", q)
-    P = _as_array("P", P, positive=True)
-    r2 = _as_array("r2", r2, nonnegative=True)
+    m = as_finite_array("m", m)
+    q = as_finite_array("q", q)
+    P = as_finite_array("P", P, positive=True)
+    r2 = as_finite_array("r2", r2, nonnegative=True)
     L = k.L
     return plugin_loss(m * m + (L - 1) * q * q + r2, L * m * m + k.cL * r2, m + (L - 1) * q, L * m, P, spec)
 
@@ -536,8 +519,8 @@ def copy_share(m, q, L: int):
     """
     if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 2:
         raise ValueError(f"L must be an integer >= 2, got {L!r}")
-    m = _as_array("m", m)
-    q = _as_array("q", q)
+    m = as_finite_array("m", m)
+    q = as_finite_array("q", q)
     g1 = m + (L - 1) * q
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(g1 != 0, (L - 1) * q / np.where(g1 != 0, g1, 1.0), np.nan)
@@ -868,10 +851,10 @@ def action_minimum(P, spec: ModelSpec, version: str = "mean_field", *, hint=None
     hint : optional ``(m, q, r2)`` extra start (e.g. the minimum at a nearby ``P``).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     P = check_positive("P", P)
     if hint is not None:
-        h = _as_array("hint", hint)
+        h = as_finite_array("hint", hint)
         if h.shape != (3,):
             raise ValueError(f"hint must be None or (m, q, r2), got shape {h.shape}")
         hint = tuple(float(x) for x in h)
@@ -911,8 +894,8 @@ def minimum_curve(P_grid, spec: ModelSpec, version: str = "mean_field") -> Minim
     Returns :class:`MinimumCurve` (``m, q, r2, action, test_loss, copy_share``).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    Pg = _as_array("P_grid", P_grid, positive=True)
+    version = check_version(version, VERSIONS)
+    Pg = as_finite_array("P_grid", P_grid, positive=True)
     if Pg.ndim != 1 or Pg.size == 0:
         raise ValueError(f"P_grid must be a non-empty 1-d array, got shape {Pg.shape}")
     k = _const(spec)
@@ -1059,7 +1042,7 @@ def p1_analytic(spec: ModelSpec, version: str = "mean_field", form: str = "exact
     transverse fluctuations; the amplitude ``m*`` above it is not.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     if not isinstance(form, str) or form not in ("exact", "m_only", "leading"):
         raise ValueError(f"form must be 'exact', 'm_only' or 'leading', got {form!r}")
     k = _const(spec)
@@ -1140,7 +1123,7 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
     Returns a float (sequences).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
 
     def f(P):
         return _numerical_origin_eigmin(P, spec, version)
@@ -1178,8 +1161,8 @@ def susceptibility_m(P, spec: ModelSpec, version: str = "mean_field"):
     ``nan`` where the origin is not a minimum (``P >= P1``).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    P = _as_array("P", P, positive=True)
+    version = check_version(version, VERSIONS)
+    P = as_finite_array("P", P, positive=True)
     H_mm, H_qq, H_mq = _origin_hessian(P, _const(spec), version)
     det = H_mm * H_qq - H_mq**2
     stable = (det > 0) & (H_qq > 0)
@@ -1250,7 +1233,7 @@ def p2_analytic(spec: ModelSpec, version: str = "mean_field") -> float:
     ``p2_numerical`` are 1.51-1.56 (mean field), 1.44-1.48 (MAP) and 1.97-2.08 (fluct).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     k = _const(spec)
     L, V = k.L, k.V
     e = k.sigma0_sq**2 * L**3 * V**2 / (k.omega * (V - 1) * k.sigma_G**2)
@@ -1278,7 +1261,7 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
     1/2 over the whole scan.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     rtol = check_positive("rtol", rtol)
     out = _p2_many([_const(spec)], [p1_analytic(spec, version)], version, rtol)[0]
     if isinstance(out, ArithmeticError):
@@ -1296,7 +1279,7 @@ def p2_numerical_many(specs, version: str = "mean_field", *, rtol: float = 1e-6)
     specs = [_check_spec(sp) for sp in specs]
     if not specs:
         raise ValueError("specs must contain at least one linear ModelSpec")
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     rtol = check_positive("rtol", rtol)
     out = _p2_many([_const(sp) for sp in specs], [p1_analytic(sp, version) for sp in specs], version, rtol)
     return np.array([np.nan if isinstance(r, ArithmeticError) else r for r in out])
@@ -1456,13 +1439,13 @@ def local_minima(P, spec: ModelSpec, version: str = "fluct", *, n_rays: int = 24
     two coexisting minima (pooling and copying).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     if isinstance(n_rays, bool) or not isinstance(n_rays, numbers.Integral) or n_rays < 2:
         raise ValueError(f"n_rays must be an integer >= 2, got {n_rays!r}")
     if isinstance(sep, bool) or not isinstance(sep, numbers.Real) or not (0 < sep < 1):
         raise ValueError(f"sep must be a real number in (0, 1), got {sep!r}")
     scalar = np.ndim(P) == 0
-    Pa = _as_array("P", P, positive=True)
+    Pa = as_finite_array("P", P, positive=True)
     if Pa.ndim > 1 or Pa.size == 0:
         raise ValueError(f"P must be a float or a non-empty 1-d array, got shape {Pa.shape}")
     out = _local_minima_many(Pa.reshape(-1), _const(spec), version, int(n_rays), float(sep))
@@ -1529,8 +1512,8 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span=(0.3, 3.0),
     CopyJump
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    span_a = _as_array("span", span, positive=True).reshape(-1)
+    version = check_version(version, VERSIONS)
+    span_a = as_finite_array("span", span, positive=True).reshape(-1)
     lo_f, hi_f = (float(span_a[0]), float(span_a[1])) if span_a.size == 2 else (0.0, 0.0)
     if not (0 < lo_f < 1 < hi_f):
         raise ValueError(f"span must be (lo, hi) with 0 < lo < 1 < hi, got {span!r}")
