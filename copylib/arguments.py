@@ -114,3 +114,35 @@ def check_P_range(P_range) -> tuple[float, float]:
     if not (math.isfinite(a) and math.isfinite(b) and 0 < a < b):
         raise ValueError(f"P_range must satisfy 0 < P_min < P_max (finite), got {P_range!r}")
     return a, b
+
+
+def check_version(version, versions: tuple) -> str:
+    """Return ``version`` if it is one of the strings in ``versions`` (a theory module's ``VERSIONS``).
+
+    Raises ``ValueError`` naming ``version`` and the allowed values otherwise.
+    """
+    if not isinstance(version, str) or version not in versions:
+        raise ValueError(f"version must be one of {tuple(versions)}, got {version!r}")
+    return version
+
+
+def as_finite_array(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> np.ndarray:
+    """``value`` as a float64 array (:func:`as_real_array`) whose entries are all finite.
+
+    positive / nonnegative : also require every entry > 0 (>= 0). Raises ``TypeError``
+    for what is not real data and ``ValueError`` naming ``name`` (and the smallest entry
+    when the sign is wrong) otherwise.
+    """
+    a = as_real_array(name, value)
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must contain only finite values")
+    if positive and (a <= 0).any():
+        raise ValueError(f"{name} must be > 0, got a minimum of {a.min()}")
+    if nonnegative and (a < 0).any():
+        raise ValueError(f"{name} must be >= 0, got a minimum of {a.min()}")
+    return a
+
+
+def check_P(P, name: str = "P") -> np.ndarray:
+    """Sample sizes as a float64 array: finite and > 0 (``ValueError`` naming ``name`` otherwise)."""
+    return as_finite_array(name, P, positive=True)

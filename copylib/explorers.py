@@ -16,7 +16,7 @@ import functools
 import numpy as np
 
 from . import frames
-from .arguments import check_int, check_positive
+from .arguments import check_int, check_positive, check_version
 from .model.attention import attention_kind
 from .model.network import ModelSpec
 from .posterior.order_parameters import copy_weight
@@ -38,9 +38,7 @@ def _check_version(kind: str, version: str | None) -> str:
     allowed = _versions(kind)
     if version is None:
         return allowed[0]
-    if version not in allowed:
-        raise ValueError(f"version must be one of {allowed} for kind={kind!r}, got {version!r}")
-    return version
+    return check_version(version, allowed)
 
 
 def _check_sizes(P, L, V):

@@ -302,3 +302,52 @@ def test_a_string_is_not_a_P_range(text):
 def test_check_generator_rejects_an_unknown_kind(kind):
     with raises_naming("kind", ValueError):
         arguments.check_generator("rng", np.random.default_rng(0), kind=kind)
+
+
+# --------------------------------------------------------------------------
+# theory versions, finite arrays, sample sizes
+# --------------------------------------------------------------------------
+
+version_sets = st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=4, unique=True).map(tuple)
+
+
+@covers(arguments.check_version)
+@budget(40)
+@given(versions=version_sets, data=st.data())
+def test_check_version_accepts_and_rejects(versions, data):
+    good = data.draw(st.sampled_from(versions))
+    assert arguments.check_version(good, versions) == good
+    bad = data.draw(st.one_of(st.text(max_size=8).filter(lambda s: s not in versions), not_array(), st.none()))
+    with raises_naming("version", ValueError):
+        arguments.check_version(bad, versions)
+
+
+@covers(arguments.as_finite_array)
+@budget(40)
+@given(name=names, sign=st.sampled_from(["any", "positive", "nonnegative"]), data=st.data())
+def test_as_finite_array_accepts_and_rejects(name, sign, data):
+    lo = {"any": -5.0, "positive": 1e-3, "nonnegative": 0.0}[sign]
+    array = data.draw(finite_arrays(array_shapes(min_dims=0, max_dims=3, max_side=4), lo=lo, hi=5.0))
+    flags = {"positive": sign == "positive", "nonnegative": sign == "nonnegative"}
+    out = arguments.as_finite_array(name, array, **flags)
+    assert out.dtype == np.float64 and np.array_equal(out, array)
+    with raises_naming(name, ValueError):
+        arguments.as_finite_array(name, with_nonfinite(array, data), **flags)
+    if sign != "any":
+        wrong = array.copy().reshape(-1)
+        wrong[0] = -1.0 if sign == "nonnegative" else 0.0
+        with raises_naming(name, ValueError):
+            arguments.as_finite_array(name, wrong, **flags)
+
+
+@covers(arguments.check_P)
+@budget(40)
+@given(data=st.data())
+def test_check_P_accepts_and_rejects(data):
+    P = data.draw(finite_arrays(array_shapes(min_dims=0, max_dims=2, max_side=4), lo=1.0, hi=1e6))
+    assert np.array_equal(arguments.check_P(P), P)
+    assert np.array_equal(arguments.check_P(P, name="P_grid"), P)
+    bad = P.copy().reshape(-1)
+    bad[0] = data.draw(st.sampled_from([0.0, -1.0, np.nan, np.inf]))
+    with raises_naming("P_grid", ValueError):
+        arguments.check_P(bad, name="P_grid")

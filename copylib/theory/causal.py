@@ -59,7 +59,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
-from ..arguments import as_real_array, check_int, check_positive
+from ..arguments import as_finite_array, as_real_array, check_int, check_P, check_positive, check_version
 from ..model.network import ModelSpec, check_spec
 from .reduced_action import grid_minimum_points, inflection_pair
 
@@ -122,26 +122,6 @@ def _check_spec(spec) -> ModelSpec:
     return spec
 
 
-def _check_version(version) -> str:
-    if not isinstance(version, str) or version not in VERSIONS:
-        raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
-    return version
-
-
-def _check_P(P, name: str = "P") -> np.ndarray:
-    P = as_real_array(name, P)
-    if not np.isfinite(P).all() or (P <= 0).any():
-        raise ValueError(f"{name} must be finite and > 0")
-    return P
-
-
-def _check_finite(name: str, x) -> np.ndarray:
-    x = as_real_array(name, x)
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} must contain only finite values")
-    return x
-
-
 def copy_rows(spec: ModelSpec) -> CopyRows:
     """:class:`CopyRows` of a softmax spec: cyclic (``L`` equal rows) or causal.
 
@@ -162,7 +142,7 @@ def row_copy_weights(Delta, spec: ModelSpec) -> np.ndarray:
     of length ``n_rows`` is read as per-row gaps. Returns ``(..., n_rows)``.
     """
     rows = copy_rows(spec)
-    D = _per_row(_check_finite("Delta", Delta), rows)
+    D = _per_row(as_finite_array("Delta", Delta), rows)
     return expit(D - np.log(rows.competitors))
 
 
@@ -204,7 +184,7 @@ def gain_criterion(Delta, spec: ModelSpec) -> np.ndarray:
     Delta = as_real_array("Delta", Delta)
     if Delta.ndim != 1 or Delta.size < 3:
         raise ValueError(f"Delta must be 1-d with at least 3 points, got shape {Delta.shape}")
-    _check_finite("Delta", Delta)
+    as_finite_array("Delta", Delta)
     if not (Delta > 0).all() or not (np.diff(Delta) > 0).all():
         raise ValueError("Delta must be > 0 and strictly increasing")
     # a column: a grid as long as the number of rows must not be read as one gap per row
@@ -247,11 +227,11 @@ def gap_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", order:
     Returns ``S`` (order 0) or the list ``[S, S', S'']`` up to ``order``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     if order not in (0, 1, 2):
         raise ValueError(f"order must be 0, 1 or 2, got {order!r}")
-    Delta = _check_finite("Delta", Delta)
-    P = _check_P(P)
+    Delta = as_finite_array("Delta", Delta)
+    P = check_P(P)
     out = _gap_parts(Delta, P, spec, copy_rows(spec), version, order)
     return out[0] if order == 0 else out
 
@@ -396,13 +376,13 @@ def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "mean_fie
     Delta : ``(..., n_rows)``; P : float > 0. Returns ``(S (...), dS/dDelta (..., n_rows))``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     rows = copy_rows(spec)
-    D = _check_finite("Delta", Delta)
+    D = as_finite_array("Delta", Delta)
     if D.ndim == 0 or D.shape[-1] != rows.competitors.size:
         raise ValueError(f"Delta must have shape (..., {rows.competitors.size}) (one gap per row with a target), "
                          f"got {D.shape}")
-    P = float(_check_P(P))
+    P = float(check_P(P))
     return _row_parts(D, P, spec, rows, version, _noise_for(noise, rows))
 
 
@@ -468,8 +448,8 @@ def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field"
     ``(Delta, S)``, arrays sorted by ``Delta``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    P = float(_check_P(P))
+    version = check_version(version, VERSIONS)
+    P = float(check_P(P))
     rows = copy_rows(spec)
     return _minima(P, spec, rows, version, _Grid(rows))
 
@@ -504,7 +484,7 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
     found (a continuous crossover).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     lo, hi = (float(x) for x in P_range)
     if not (0 < lo < hi and math.isfinite(hi)):
         raise ValueError(f"P_range must satisfy 0 < P_min < P_max, got {P_range!r}")
@@ -572,10 +552,10 @@ def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "mean_fi
     Returns ``(Delta (n_rows,), S)``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     rows = copy_rows(spec)
-    P = float(_check_P(P))
-    x0 = _per_row(_check_finite("start", start), rows).astype(float)
+    P = float(check_P(P))
+    x0 = _per_row(as_finite_array("start", start), rows).astype(float)
     if x0.shape != rows.competitors.shape:
         raise ValueError(f"start must be a float or have shape ({rows.competitors.size},), got {x0.shape}")
     return _row_min(P, spec, rows, version, x0, _noise_for(noise, rows))
@@ -629,8 +609,8 @@ def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "mean_field", co
     are the noise-averaged copy weights.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    P_grid = _check_P(P_grid, "P_grid")
+    version = check_version(version, VERSIONS)
+    P_grid = check_P(P_grid, "P_grid")
     if P_grid.ndim != 1 or P_grid.size < 2 or not (np.diff(P_grid) > 0).all():
         raise ValueError("P_grid must be an increasing 1-d array of at least 2 sizes")
     rows = copy_rows(spec)

@@ -24,37 +24,10 @@ import numpy as np
 from ..arguments import check_int, check_positive
 from ..model.network import ModelSpec, check_spec
 from .linear import action_minimum, hessian_at_origin, reduced_action
+from .linear_action import ActionConstants, action_constants
 
 __all__ = ["IntegratedMoments", "integrated_moments", "PluginMoments", "plugin_posterior_moments", "PluginMarginal",
            "plugin_posterior_marginal", "PluginSwitch", "plugin_posterior_switch"]
-
-
-@dataclass(frozen=True)
-class _Scales:
-    """The constants of the plug-in action the quadrature needs (as in :mod:`copylib.theory.linear`)."""
-
-    L: int
-    V: int
-    sig2: float
-    kappa: float
-    s_p2: float
-    s_c2: float
-
-    @property
-    def n_a(self) -> int:
-        """Dimension of the row-constant shell (zero grand sum)."""
-        return self.L - 1
-
-    @property
-    def n_b(self) -> int:
-        """Dimension of the rest shell (zero row sums, orthogonal to ``T``)."""
-        return self.L * self.L - self.L - 1
-
-
-def _scales(spec: ModelSpec) -> _Scales:
-    L = spec.L
-    return _Scales(L=L, V=spec.V, sig2=spec.sigma_sq, kappa=spec.kappa,
-                   s_p2=spec.sigma_b**2 + spec.sigma_G**2 / L**2, s_c2=spec.sigma_G**2 / L**2)
 
 
 @dataclass(frozen=True)
@@ -137,7 +110,7 @@ class PluginMoments:
     edge_mass: float
 
 
-def _weights(grids: dict, k: _Scales, eps: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+def _weights(grids: dict, k: ActionConstants, eps: float, c: float) -> tuple[np.ndarray, np.ndarray]:
     """``exp(-(S - min S))`` of the plug-in action on the 4-d tensor grid ``(m, q, ln r2_row, ln r2_rest)``,
     and ``1 / (alpha_1 + eps)`` there (the posterior mean of the loss needs it).
 
@@ -185,7 +158,7 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
     edge_tol = check_positive("edge_tol", edge_tol)
     if not edge_tol < 1:
         raise ValueError(f"edge_tol must lie in (0, 1), got {edge_tol}")
-    k = _scales(spec)
+    k = action_constants(spec)
     L, V, n_a, n_b = k.L, k.V, k.n_a, k.n_b
     if q_max is None:
         q_max = 12 * np.sqrt(k.s_c2 / (L - 1))

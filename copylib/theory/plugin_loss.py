@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arguments import as_real_array
+from ..arguments import as_finite_array, check_P
 from ..model.network import ModelSpec, check_spec
 
 __all__ = ["plugin_loss", "row_stochastic_plugin_loss"]
@@ -37,20 +37,6 @@ __all__ = ["plugin_loss", "row_stochastic_plugin_loss"]
 
 def _n_targets(spec: ModelSpec) -> int:
     return spec.L if spec.cyclic else spec.L - 1
-
-
-def _finite(name: str, x) -> np.ndarray:
-    a = as_real_array(name, x)
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} must contain only finite values")
-    return a
-
-
-def _positive_P(P) -> np.ndarray:
-    P = _finite("P", P)
-    if (P <= 0).any():
-        raise ValueError(f"P must be > 0, got a minimum of {P.min()}")
-    return P
 
 
 def plugin_loss(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec):
@@ -74,14 +60,14 @@ def plugin_loss(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec):
         perfect copying at ``P -> inf``. See the module docstring for the formula.
     """
     spec = check_spec(spec, theory="plugin_loss")
-    a1 = _finite("alpha_1", alpha_1)
-    a2 = _finite("alpha_2", alpha_2)
+    a1 = as_finite_array("alpha_1", alpha_1)
+    a2 = as_finite_array("alpha_2", alpha_2)
     for name, a in (("alpha_1", a1), ("alpha_2", a2)):
         if (a < 0).any():
             raise ValueError(f"{name} must be >= 0, got a minimum of {a.min()}")
-    g1 = _finite("gamma_1", gamma_1)
-    g2 = _finite("gamma_2", gamma_2)
-    P = _positive_P(P)
+    g1 = as_finite_array("gamma_1", gamma_1)
+    g2 = as_finite_array("gamma_2", gamma_2)
+    P = check_P(P)
     L, V = spec.L, spec.V
     eps = V * spec.kappa / P
     w_p = g1 / (a1 + eps)
@@ -115,9 +101,9 @@ def row_stochastic_plugin_loss(alpha_1, gamma_1, P, spec: ModelSpec):
     """
     spec = check_spec(spec, kind="softmax", theory="row_stochastic_plugin_loss")
     L, V, nT = spec.L, spec.V, _n_targets(spec)
-    a1 = _finite("alpha_1", alpha_1)
-    g1 = _finite("gamma_1", gamma_1)
-    P = _positive_P(P)
+    a1 = as_finite_array("alpha_1", alpha_1)
+    g1 = as_finite_array("gamma_1", gamma_1)
+    P = check_P(P)
     tol = 1e-9 * L
     for name, x, lo, hi in (("alpha_1", a1, 1.0, L), ("gamma_1", g1, 0.0, nT)):
         if (x < lo - tol).any() or (x > hi + tol).any():

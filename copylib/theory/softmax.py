@@ -102,7 +102,15 @@ from scipy.optimize.elementwise import find_root
 from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
-from ..arguments import as_real_array, check_generator, check_int, check_P_range, check_positive
+from ..arguments import (
+    as_finite_array,
+    check_generator,
+    check_int,
+    check_P,
+    check_P_range,
+    check_positive,
+    check_version,
+)
 from ..model.network import ModelSpec, check_spec
 from ..model.statistics import token_moment
 from ..model.task import shift_matrix
@@ -150,26 +158,6 @@ _CHUNK = 1 << 16  # elements (Delta points x noise draws) per block: 512 kB arra
 
 def _check_spec(spec) -> ModelSpec:
     return check_spec(spec, kind="softmax", theory="the softmax theory")
-
-
-def _check_version(version) -> str:
-    if not isinstance(version, str) or version not in VERSIONS:
-        raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
-    return version
-
-
-def _as_float_array(name: str, x) -> np.ndarray:
-    a = as_real_array(name, x)
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} must contain only finite values")
-    return a
-
-
-def _check_P(P, name: str = "P") -> np.ndarray:
-    P = _as_float_array(name, P)
-    if (P <= 0).any():
-        raise ValueError(f"{name} must be > 0, got a minimum of {P.min()}")
-    return P
 
 
 # --------------------------------------------------------------------------
@@ -457,9 +445,9 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", no
         (L-1) Delta^2/(2 sigma_G^2)``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    Delta = _as_float_array("Delta", Delta)
-    P = _check_P(P)
+    version = check_version(version, VERSIONS)
+    Delta = as_finite_array("Delta", Delta)
+    P = check_P(P)
     return _action_parts(Delta, P, spec, version, noise, 0)[0]
 
 
@@ -467,9 +455,9 @@ def reduced_action_derivatives(Delta, P, spec: ModelSpec, *, version: str = "mea
                                noise: RowNoise | None = None):
     """``(S, dS/dDelta, d^2S/dDelta^2)`` in closed form (arguments as :func:`reduced_action`)."""
     spec = _check_spec(spec)
-    version = _check_version(version)
-    Delta = _as_float_array("Delta", Delta)
-    P = _check_P(P)
+    version = check_version(version, VERSIONS)
+    Delta = as_finite_array("Delta", Delta)
+    P = check_P(P)
     return tuple(_action_parts(Delta, P, spec, version, noise, 2))
 
 
@@ -480,8 +468,8 @@ def copy_weight_of_gap(Delta, spec: ModelSpec, *, version: str = "mean_field", n
     over the noisy rows (what posterior samples would show on average).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    Delta = _as_float_array("Delta", Delta)
+    version = check_version(version, VERSIONS)
+    Delta = as_finite_array("Delta", Delta)
     rows = _rows_for(version, spec, noise)
     return _row_averages(Delta, rows, 0)[0][0]
 
@@ -503,11 +491,11 @@ def plugin_readout(A, P, spec: ModelSpec):
     ``w_perp = gamma_1/(alpha_1 + eps)``, ``w_1 = gamma_2/(alpha_2 + eps)``, ``eps = V kappa/P``.
     """
     spec = _check_spec(spec)
-    A = _as_float_array("A", A)
+    A = as_finite_array("A", A)
     L, V = spec.L, spec.V
     if A.ndim < 2 or A.shape[-2:] != (L, L):
         raise ValueError(f"A must have shape (..., {L}, {L}), got {A.shape}")
-    P = _check_P(P)
+    P = check_P(P)
     At = np.swapaxes(A, -1, -2)
     Kbar = token_moment(At @ A, V)
     Bbar = token_moment(At @ spec.target, V)
@@ -535,9 +523,9 @@ def state_loss(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise:
     readout sits at its mean. Delta, P broadcast; returns their broadcast shape.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
-    Delta = _as_float_array("Delta", Delta)
-    P = _check_P(P)
+    version = check_version(version, VERSIONS)
+    Delta = as_finite_array("Delta", Delta)
+    P = check_P(P)
     rows = _rows_for(version, spec, noise)
     cs, a2s = _row_averages(Delta, rows, 0)
     return row_stochastic_plugin_loss(spec.L * a2s[0], _n_targets(spec) * cs[0], P, spec)
@@ -627,7 +615,7 @@ def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: Row
     Delta, S : arrays ``(n_minima,)`` sorted by ``Delta``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     P = check_positive("P", P)
     _rows_for(version, spec, noise)
     return _minima(P, spec, version, noise, _DeltaGrid(Delta_max, n_grid, spec, version, noise))
@@ -760,7 +748,7 @@ def spinodals(spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise |
     continuous crossover, as for small ``L``).
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     _rows_for(version, spec, noise)
     grid = _DeltaGrid(Delta_max, n_grid, spec, version, noise)
     P_range = _default_range(spec) if P_range is None else check_P_range(P_range)
@@ -824,7 +812,7 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: Ro
     :func:`spinodals`.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     _rows_for(version, spec, noise)
     sp = spinodals(spec, version, noise=noise, P_range=P_range, n_scan=n_scan, Delta_max=Delta_max,
                    n_grid=n_grid)
@@ -868,7 +856,7 @@ def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_
     the height is the same above either.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     _rows_for(version, spec, noise)
     if not isinstance(point, FirstOrderPoint):
         raise ValueError(f"point must be a FirstOrderPoint (from first_order_point), got {type(point).__name__}")
@@ -890,7 +878,7 @@ def copy_minimum_depth(P, spec: ModelSpec, version: str = "mean_field", *, noise
     ``delta = P - P_lower``. Raises ``ValueError`` if ``S`` has a single minimum at ``P``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     n_grid = check_int("n_grid", n_grid, minimum=3)
     D, F = action_minima(P, spec, version, noise=noise)
     if D.size < 2:
@@ -946,9 +934,9 @@ def order_parameter_curve(P_grid, spec: ModelSpec, version: str = "mean_field", 
     P_grid : 1-d array of ``P > 0``. The copy weight and loss jump at ``P3``.
     """
     spec = _check_spec(spec)
-    version = _check_version(version)
+    version = check_version(version, VERSIONS)
     _rows_for(version, spec, noise)
-    P_grid = _check_P(P_grid, "P_grid")
+    P_grid = check_P(P_grid, "P_grid")
     if P_grid.ndim != 1 or P_grid.size == 0:
         raise ValueError(f"P_grid must be a non-empty 1-d array, got shape {P_grid.shape}")
     grid = _DeltaGrid(Delta_max, n_grid, spec, version, noise)
@@ -1065,7 +1053,7 @@ def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.G
     """
     spec = _check_spec(spec)
     check_generator("rng", rng)
-    Delta = _as_float_array("Delta", Delta)
+    Delta = as_finite_array("Delta", Delta)
     if Delta.ndim:
         raise ValueError(f"Delta must be a single number, got shape {Delta.shape}")
     Delta = float(Delta)

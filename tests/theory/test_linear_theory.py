@@ -235,28 +235,6 @@ def test_minimum_curve_of_all_versions_matches_pointwise_minima(version):
         assert c.q[i] == pytest.approx(r.q, rel=1e-6, abs=1e-9)
 
 
-def test_trust_region_step_solves_the_subproblem():
-    """For convex, indefinite and hard-case models the step stays in the ball and no feasible
-    point has a lower model value (checked against many points on and inside the sphere)."""
-    from copylib.theory.linear import _trust_region_step
-
-    g = np.array([[1.0, 0.5], [0.3, -1.0], [0.0, 1.0], [1e-3, 2.0], [0.4, 0.1]])
-    H = np.array([np.diag([2.0, 1.0]), np.diag([-1.0, 3.0]), np.diag([-2.0, 1.0]),  # hard case: g _|_ e_0
-                  [[1.0, 2.0], [2.0, 1.0]], np.diag([50.0, 40.0])])
-    radius = np.array([0.3, 1.0, 2.0, 0.5, 1.0])
-    p, hits = _trust_region_step(g, H, radius)
-    model = lambda x, b: g[b] @ x + 0.5 * x @ H[b] @ x  # noqa: E731
-    angles = np.linspace(0, 2 * np.pi, 721)
-    for b in range(len(g)):
-        assert np.linalg.norm(p[b]) <= radius[b] * (1 + 1e-9)
-        ring = np.outer(np.linspace(0, 1, 41), np.ones(2))[:, None, :] * np.stack([np.cos(angles), np.sin(angles)], 1)
-        trial = (radius[b] * ring).reshape(-1, 2)
-        best = min(model(x, b) for x in trial)
-        assert model(p[b], b) <= best + 1e-9
-    assert not hits[4] and np.allclose(p[4], -g[4] / np.diag(H[4]))  # the Newton step when it fits
-    assert hits[2] and np.linalg.norm(p[2]) == pytest.approx(radius[2])
-
-
 # --------------------------------------------------------------------------
 # P1
 # --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.theory import linear as lt
+from copylib.theory import linear_action
 
 from props_helpers import (
     assert_finite,
@@ -63,7 +64,7 @@ def test_transverse_row_sum_factor_valid(L):
 @given(spec=linear_specs, version=versions, P=Ps, seed=seeds, given_r2=st.booleans())
 def test_reduced_action_valid(spec, version, P, seed, given_r2):
     m, q = _grid(seed)
-    k = lt._const(spec)
+    k = linear_action.action_constants(spec)
     r2 = np.random.default_rng(seed).uniform(0.01, 2.0, size=5) * k.n * k.s_c2 if given_r2 else None
     S = lt.reduced_action(m, q, P, spec, version=version, r2=r2)
     dm, dq = lt.reduced_action_gradient(m, q, P, spec, version=version, r2=r2)
@@ -122,7 +123,7 @@ def _check_minimum(r, P, spec, version, seed):
     assert r.m >= 0 and r.r2 >= 0
     # global minimum: never above the symmetric point, nor above random probes around both,
     # in prior-whitened units and at the scale of the minimiser (relative rounding 1e-9)
-    k = lt._const(spec)
+    k = linear_action.action_constants(spec)
     sm, sq = math.sqrt(k.s_p2), math.sqrt(k.s_c2 / (k.L - 1))
     rng = np.random.default_rng(seed)
     zm, zq = r.m / sm, r.q / sq
@@ -347,7 +348,7 @@ def test_linear_action_extreme_scales(spec, version, P, amp, seed):
     chi = lt.susceptibility_m(P, spec, version)
     assert chi.shape == () and (np.isnan(chi) or (math.isfinite(chi) and chi > 0))
     if version == "fluct":
-        k = lt._const(spec)
+        k = linear_action.action_constants(spec)
         r2 = lt.transverse_saddle(m, q, P, spec)
         # 0 < r2* < n s_c^2 exactly; without data (P -> 0) r2* -> n s_c^2 and may round to it
         assert (r2 > 0).all() and (r2 <= k.n * k.s_c2 * (1 + 1e-12)).all()
