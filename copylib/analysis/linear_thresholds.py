@@ -1,0 +1,239 @@
+"""Thresholds of the linear-attention chapter: ``P1`` and ``P2`` by every route, local-minimum scans, bisections.
+
+* :func:`threshold_versions`: ``P1`` and ``P2`` of the versions of the action, exact, numerical and to leading order.
+* :func:`local_minimum_scan`: the number of local minima of the action along ``P``, and at its steepest point.
+* :func:`jump_table`: the copy-share jumps of :func:`copylib.theory.linear.copy_share_jump` as a table.
+* :func:`smallest_jump_size`: the smallest ``L`` at which a version's minimum jumps, by bisection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..arguments import check_int, check_positive
+from ..model.network import ModelSpec
+from ..theory import linear as linear_theory
+
+__all__ = [
+    "ThresholdVersions",
+    "threshold_versions",
+    "LocalMinimumScan",
+    "local_minimum_scan",
+    "jump_table",
+    "SmallestJump",
+    "smallest_jump_size",
+]
+
+
+@dataclass(frozen=True)
+class ThresholdVersions:
+    """:func:`threshold_versions` result: dicts keyed by version name.
+
+    p1_exact : the smallest root of ``det H(P) = 0`` (:func:`copylib.theory.linear.p1_analytic`);
+    p1_numerical : the same threshold from a finite-difference Hessian and the minimiser
+    (:func:`copylib.theory.linear.p1_numerical`); p1_leading : the leading-order formula
+    (``nan`` where there is none, ``"fluct"``); p2_numerical : the copy share of the minimum
+    reaching ``1/2``; p2_asymptotic : the asymptotic formula
+    (:func:`copylib.theory.linear.p2_analytic`).
+    """
+
+    p1_exact: dict
+    p1_numerical: dict
+    p1_leading: dict
+    p2_numerical: dict
+    p2_asymptotic: dict
+
+    def table(self) -> pd.DataFrame:
+        """Relative differences, one row per version: numerical ``P1`` against the exact one, the
+        leading-order ``P1`` against the exact one, and the numerical ``P2`` against the asymptotic one."""
+        rows = {v: {"P1 numerical / exact - 1": self.p1_numerical[v] / self.p1_exact[v] - 1,
+                    "P1 leading order / exact - 1": self.p1_leading[v] / self.p1_exact[v] - 1,
+                    "P2 numerical / asymptotic - 1": self.p2_numerical[v] / self.p2_asymptotic[v] - 1}
+                for v in self.p1_exact}
+        return pd.DataFrame(rows).T
+
+
+def threshold_versions(spec: ModelSpec, versions=("mean_field", "fluct", "map"), *,
+                       rtol: float = 1e-4) -> ThresholdVersions:
+    """``P1`` and ``P2`` of each version of the linear reduced action, by every route the chapter compares.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A linear-attention spec.
+    versions : sequence of str
+        Versions of ``copylib.theory.linear.VERSIONS`` (non-empty, no repeats).
+    rtol : float
+        Relative tolerance of the numerical ``P2`` (``0 < rtol < 1``).
+
+    Returns
+    -------
+    ThresholdVersions
+    """
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if isinstance(versions, str):
+        raise TypeError("versions must be a sequence of version names, got a single string")
+    versions = tuple(versions)
+    if not versions or len(set(versions)) != len(versions):
+        raise ValueError(f"versions must be a non-empty sequence without repeats, got {versions!r}")
+    rtol = check_positive("rtol", rtol)
+    if rtol >= 1:
+        raise ValueError(f"rtol must be in (0, 1), got {rtol}")
+    out = {k: {} for k in ("p1_exact", "p1_numerical", "p1_leading", "p2_numerical", "p2_asymptotic")}
+    for v in versions:
+        out["p1_exact"][v] = linear_theory.p1_analytic(spec, v)
+        out["p1_numerical"][v] = linear_theory.p1_numerical(spec, v)
+        out["p1_leading"][v] = linear_theory.p1_analytic(spec, v, "leading") if v != "fluct" else float("nan")
+        out["p2_numerical"][v] = linear_theory.p2_numerical(spec, v, rtol=rtol)
+        out["p2_asymptotic"][v] = linear_theory.p2_analytic(spec, v)
+    return ThresholdVersions(**out)
+
+
+@dataclass(frozen=True)
+class LocalMinimumScan:
+    """:func:`local_minimum_scan` result.
+
+    P : the scanned sample sizes (a geometric grid, then the steepest point and its two neighbours
+    at relative distance ``1e-6``); n_minima : the number of local minima with ``m > 0`` at each;
+    steepest : :func:`copylib.theory.linear.copy_share_jump` at this size.
+    """
+
+    P: np.ndarray
+    n_minima: np.ndarray
+    steepest: object
+
+    def row(self, L: int) -> dict:
+        """One table row: the scan's size, the fewest and most minima, the steepest point and the
+        copy shares of the global minimum on its two sides (``L`` is the spec's sequence length)."""
+        j = self.steepest
+        return {"P values scanned": self.P.size, "fewest minima": int(self.n_minima.min()),
+                "most minima": int(self.n_minima.max()), "steepest at P": j.P_jump,
+                "share below": float(linear_theory.copy_share(j.below.m, j.below.q, L)),
+                "share above": float(linear_theory.copy_share(j.above.m, j.above.q, L)), "bracket dP/P": j.rel_width}
+
+
+def local_minimum_scan(spec: ModelSpec, version: str, P_from: float, n_P: int, *, P_to: float = 1e4) -> LocalMinimumScan:
+    """Count the local minima of a version's action on a grid of ``P`` and at its steepest point.
+
+    A first-order jump of the global minimum needs two coexisting local minima; a count of one
+    everywhere, including at the steepest change of the copy share (where a coexistence window
+    narrower than a grid step would be), rules it out.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A linear-attention spec.
+    version : str
+        A version of ``copylib.theory.linear.VERSIONS``.
+    P_from, P_to : float
+        The geometric grid's ends (``0 < P_from < P_to``).
+    n_P : int
+        Grid points (``>= 2``).
+
+    Returns
+    -------
+    LocalMinimumScan
+    """
+    P_from = check_positive("P_from", P_from)
+    P_to = check_positive("P_to", P_to)
+    if not P_from < P_to:
+        raise ValueError(f"P_from must be below P_to = {P_to}, got {P_from}")
+    n_P = check_int("n_P", n_P, 2)
+    steepest = linear_theory.copy_share_jump(spec, version)
+    P = np.concatenate([np.geomspace(P_from, P_to, n_P), steepest.P_jump * np.array([1 - 1e-6, 1.0, 1 + 1e-6])])
+    n_minima = np.array([len(found) for found in linear_theory.local_minima(P, spec, version)])
+    return LocalMinimumScan(P=P, n_minima=n_minima, steepest=steepest)
+
+
+def jump_table(jumps: dict, V: int) -> pd.DataFrame:
+    """The copy-share jumps ``{version: {L: CopyJump}}`` as a table, one row per ``(version, L)``.
+
+    Parameters
+    ----------
+    jumps : dict
+        ``{version: {L: CopyJump}}`` from :func:`copylib.theory.linear.copy_share_jump`.
+    V : int
+        The vocabulary size of the specs (``>= 2``), for the asymptotic ``P2``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns: ``P2``, its ratio to the asymptotic formula, ``P_jump / P2``, the copy shares on
+        the two sides, the jump, whether there are two minima and the slope of their action difference.
+    """
+    V = check_int("V", V, 2)
+    if not isinstance(jumps, dict) or not jumps or not all(isinstance(d, dict) and d for d in jumps.values()):
+        raise ValueError("jumps must be a non-empty dict {version: {L: CopyJump}} with non-empty inner dicts")
+    rows = []
+    for v, by_L in jumps.items():
+        for Lb, j in by_L.items():
+            asym = linear_theory.p2_analytic(ModelSpec(L=Lb, V=V, kind="linear"), v)
+            rows.append({"version": v, "L": Lb, "P2": j.P2, "P2 / asymptotic": j.P2 / asym,
+                         "P_jump / P2": j.P_jump / j.P2,
+                         "share below": float(linear_theory.copy_share(j.below.m, j.below.q, Lb)),
+                         "share above": float(linear_theory.copy_share(j.above.m, j.above.q, Lb)), "jump": j.jump,
+                         "two minima": j.two_minima, "slope (nats)": j.slope})
+    return pd.DataFrame(rows).set_index(["version", "L"])
+
+
+@dataclass(frozen=True)
+class SmallestJump:
+    """:func:`smallest_jump_size` result.
+
+    lo, hi : the final bracket, ``hi = lo + 1`` (continuous at ``lo``, first order at ``hi`` if the
+    start bracket was valid); start : the start bracket; start_lo, start_hi : the
+    :func:`copylib.theory.linear.copy_share_jump` results at its ends; start_valid : continuous (one
+    minimum) at the start's low end and first order at its high end; at_hi : the result at ``hi``.
+    """
+
+    lo: int
+    hi: int
+    start: tuple
+    start_lo: object
+    start_hi: object
+    start_valid: bool
+    at_hi: object
+
+
+def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> SmallestJump:
+    """The smallest sequence length ``L`` at which a version's global minimum jumps at ``P2``.
+
+    Bisection on integer ``L`` in ``[lo, hi]`` at fixed ``V`` and default scales, assuming one
+    switch from continuous (a single minimum at the steepest point) to first order
+    (``first_order`` of :func:`copylib.theory.linear.copy_share_jump`); the ends of the start bracket are
+    computed and reported so that the assumption can be checked.
+
+    Parameters
+    ----------
+    version : str
+        A version of ``copylib.theory.linear.VERSIONS``.
+    lo, hi : int
+        The start bracket, ``2 <= lo < hi``.
+    V : int
+        Vocabulary size (``>= 2``).
+
+    Returns
+    -------
+    SmallestJump
+    """
+    lo = check_int("lo", lo, 2)
+    hi = check_int("hi", hi, 3)
+    if not lo < hi:
+        raise ValueError(f"lo must be below hi = {hi}, got {lo}")
+    V = check_int("V", V, 2)
+
+    def at(Lb):
+        return linear_theory.copy_share_jump(ModelSpec(L=Lb, V=V, kind="linear"), version)
+
+    start_lo, start_hi = at(lo), at(hi)
+    a, b, j_b = lo, hi, start_hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        j_mid = at(mid)
+        a, b, j_b = (a, mid, j_mid) if j_mid.first_order else (mid, b, j_b)
+    return SmallestJump(lo=a, hi=b, start=(lo, hi), start_lo=start_lo, start_hi=start_hi,
+                        start_valid=bool(not start_lo.two_minima and start_hi.first_order), at_hi=j_b)
