@@ -17,6 +17,9 @@ summaries are in :mod:`copylib.analysis.linear_evidence`; the threshold tables a
 * :func:`posterior_copy_share`: the copy share of posterior means.
 * :func:`map_agreement`: Adam's order parameters and loss against the MAP minimum, in units of the tolerance.
 * :func:`loss_plateau`: the pooling plateau of a predicted loss curve.
+* :func:`posterior_loss`: the sampled posterior's test loss (plug-in readout) per ``P``, against the
+  plug-in integral, in standard errors over the data sets.
+* :func:`optimisation_error`: Adam against the exact (L-BFGS) minimiser on the same data sets.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ..model.network import ModelSpec
 from ..posterior.order_parameters import order_parameters
 from ..posterior.targets import JointPosterior
 from ..theory.linear import action_minimum
+from ..theory.plugin_loss import plugin_loss
 
 __all__ = [
     "GroupSummary",
@@ -52,6 +56,10 @@ __all__ = [
     "map_agreement",
     "LossPlateau",
     "loss_plateau",
+    "PosteriorLoss",
+    "posterior_loss",
+    "OptimisationError",
+    "optimisation_error",
 ]
 
 
@@ -453,3 +461,109 @@ def loss_plateau(P_values, loss, pool: float, *, width: float = 0.05) -> LossPla
     lo, hi = (float(P[on].min()), float(P[on].max())) if on.any() else (float("nan"), float("nan"))
     return LossPlateau(P_from=lo, P_to=hi, factor=hi / lo, largest_step_up=float(np.diff(y).max()),
                        loss_last=float(y[-1]))
+
+
+@dataclass(frozen=True)
+class PosteriorLoss:
+    """:func:`posterior_loss` result, arrays ``(n_P,)``.
+
+    P : the sample sizes; mean, se : the posterior test loss averaged over each data set's draws,
+    then its mean and standard error over the data sets; plugin : the plug-in integral's loss;
+    minimum : the loss of a minimiser of the action; z : ``|mean - plugin| / se``.
+    """
+
+    P: np.ndarray
+    mean: np.ndarray
+    se: np.ndarray
+    plugin: np.ndarray
+    minimum: np.ndarray
+    z: np.ndarray
+
+    def table(self) -> pd.DataFrame:
+        """The sampled loss and its standard error, the plug-in integral and the minimiser, one row per ``P``."""
+        return pd.DataFrame({"sampled posterior loss": self.mean, "s.e.": self.se, "plug-in integral": self.plugin,
+                             "fluct minimum": self.minimum}, index=pd.Index(self.P.tolist(), name="P"))
+
+
+def posterior_loss(samples: dict, P_values, n_sets: int, spec: ModelSpec, moments, minima) -> PosteriorLoss:
+    """The test loss of posterior draws of ``A`` with their plug-in readout, against the plug-in integral.
+
+    Parameters
+    ----------
+    samples : dict
+        The sampler's draws ``(chain, draw)`` with keys ``alpha_1``, ``alpha_2``, ``gamma_1``, ``gamma_2``
+        (the invariants of :func:`copylib.theory.plugin_loss.plugin_loss`), chains ordered as in
+        :func:`by_data_set`.
+    P_values : sequence of float
+        The sample size of each group (finite, > 0).
+    n_sets : int
+        Data sets per group (``>= 2``).
+    spec : ModelSpec
+        The linear-attention spec.
+    moments, minima : sequences
+        One entry per ``P``: objects with ``loss`` (the plug-in integral,
+        :class:`~copylib.theory.linear_marginal.PluginMoments`) and with ``test_loss`` (a minimiser).
+
+    Returns
+    -------
+    PosteriorLoss
+    """
+    P = as_real_array("P_values", P_values)
+    if P.ndim != 1 or P.size == 0 or not np.all(np.isfinite(P) & (P > 0)):
+        raise ValueError(f"P_values must be a non-empty 1-d array of finite values > 0, got {P_values!r}")
+    n_sets = check_int("n_sets", n_sets, 2)
+    if len(moments) != P.size or len(minima) != P.size:
+        raise ValueError(f"moments and minima must have one entry per P ({P.size}), got {len(moments)} and "
+                         f"{len(minima)}")
+    inv = [by_data_set(samples[k], P.size, n_sets) for k in ("alpha_1", "alpha_2", "gamma_1", "gamma_2")]
+    set_loss = plugin_loss(*inv, P[:, None, None], spec).mean(-1)  # (P, data set)
+    mean, se = set_loss.mean(-1), set_loss.std(-1, ddof=1) / np.sqrt(n_sets)
+    plugin = np.array([a.loss for a in moments])
+    return PosteriorLoss(P=P, mean=mean, se=se, plugin=plugin, minimum=np.array([r.test_loss for r in minima]),
+                         z=np.abs(mean - plugin) / se)
+
+
+@dataclass(frozen=True)
+class OptimisationError:
+    """:func:`optimisation_error` result.
+
+    rel : ``(2, n_sets, n_P)``, ``|Adam - exact| / (|exact| + floor)`` for ``m`` and ``q``;
+    objective_gap : ``(n_sets, n_P)``, Adam's objective minus the exact minimum's; grad_max : the
+    largest gradient norm at the exact minima; largest : ``rel.max()``.
+    """
+
+    rel: np.ndarray
+    objective_gap: np.ndarray
+    grad_max: float
+    largest: float
+
+    def table(self) -> pd.DataFrame:
+        """The largest relative differences of ``m`` and ``q``, the largest objective gap and gradient."""
+        return pd.DataFrame({"largest relative difference, m": [self.rel[0].max()],
+                             "largest relative difference, q": [self.rel[1].max()],
+                             "objective above the exact minimum (nats)": [np.max(self.objective_gap)],
+                             "largest gradient at the exact minimum": [self.grad_max]}).T.rename(columns={0: "value"})
+
+
+def optimisation_error(adam: QuenchedMap, *, floor_m: float = 1e-3, floor_q: float = 1e-6) -> OptimisationError:
+    """Adam's ``m`` and ``q`` against the exact minimiser of the MAP objective on the same data sets.
+
+    Parameters
+    ----------
+    adam : QuenchedMap
+        A :func:`map_sweep_quenched` result.
+    floor_m, floor_q : float
+        Added to ``|exact|`` in the denominators (``> 0``), so that a vanishing amplitude is compared absolutely.
+
+    Returns
+    -------
+    OptimisationError
+    """
+    if not isinstance(adam, QuenchedMap):
+        raise TypeError(f"adam must be a QuenchedMap, got {type(adam).__name__}")
+    floor_m = check_positive("floor_m", floor_m)
+    floor_q = check_positive("floor_q", floor_q)
+    rel = np.stack([np.abs(adam.m - adam.m_exact) / (np.abs(adam.m_exact) + floor_m),
+                    np.abs(adam.q - adam.q_exact) / (np.abs(adam.q_exact) + floor_q)])
+    return OptimisationError(rel=rel, objective_gap=adam.objective - adam.objective_exact,
+                             grad_max=float(adam.grad_exact.max()), largest=float(rel.max()))

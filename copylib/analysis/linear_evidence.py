@@ -8,6 +8,9 @@
   allowance at small ``P`` and the calibration of the z's.
 * :func:`diagnostics_frame`, :func:`diagnostics_summary`: the per-``P`` diagnostics as a table, and
   their worst values over the sample sizes where the chains are claimed mixed.
+* :func:`combined_excess`: the z's of ``sqrt(E m^2)`` below ``P_split`` of several :func:`plugin_z_test`
+  results, combined (Stouffer).
+* :func:`family_false_alarm`: the chance of ``|t| > 4`` per comparison and for a family of them.
 
 The MCMC diagnostics themselves (R-hat, ESS, half-chain drift) are in
 :mod:`copylib.inference.diagnostics`; the sampled summaries these functions take are
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..inference.diagnostics import DatasetDiagnostics, ZCalibration, dataset_chain_diagnostics, studentized_z_null
@@ -36,6 +40,10 @@ __all__ = [
     "excess_z",
     "plugin_z_test",
     "z_scores",
+    "CombinedExcess",
+    "combined_excess",
+    "FalseAlarm",
+    "family_false_alarm",
 ]
 
 
@@ -259,3 +267,78 @@ def diagnostics_summary(rows, P_values, mixed_P) -> DiagnosticsSummary:
              "rhat_q_bad": rh[:, 1].max(), "ess_q_bad": eb[:, 1].min()}
     return DiagnosticsSummary(P=P, mixed=mixed, rhat=rh, ess_bulk=eb, ess_tail=et, drift_z=d["drift_z"],
                               ess_per_chain=pc, worst={k: float(v) for k, v in worst.items()})
+
+
+@dataclass(frozen=True)
+class CombinedExcess:
+    """:func:`combined_excess` result.
+
+    z, rel : the z's and relative differences (sampled / theory - 1) of ``sqrt(E m^2)`` below
+    ``P_split``, concatenated over the tests; n, n_pos : their number and how many are positive;
+    z_combined : Stouffer's ``sum(z) / sqrt(n)``; rel_mean, rel_min, rel_max : of ``rel``.
+    """
+
+    z: np.ndarray
+    rel: np.ndarray
+    n: int
+    n_pos: int
+    z_combined: float
+    rel_mean: float
+    rel_min: float
+    rel_max: float
+
+
+def combined_excess(tests) -> CombinedExcess:
+    """Combine the small-``P`` z's of ``sqrt(E m^2)`` of several :func:`plugin_z_test` results.
+
+    Parameters
+    ----------
+    tests : sequence of PluginZTest
+        At least one, with at least one sample size below its ``P_split`` in total.
+
+    Returns
+    -------
+    CombinedExcess
+    """
+    tests = list(tests)
+    if not tests or not all(isinstance(t, PluginZTest) for t in tests):
+        raise TypeError("tests must be a non-empty sequence of PluginZTest")
+    z = np.concatenate([t.z_m[t.small] for t in tests])
+    rel = np.concatenate([t.rel_small for t in tests])
+    if z.size == 0:
+        raise ValueError("tests must have at least one sample size below P_split")
+    return CombinedExcess(z=z, rel=rel, n=int(z.size), n_pos=int((z > 0).sum()), z_combined=float(z.sum() / np.sqrt(z.size)),
+                          rel_mean=float(rel.mean()), rel_min=float(rel.min()), rel_max=float(rel.max()))
+
+
+@dataclass(frozen=True)
+class FalseAlarm:
+    """:func:`family_false_alarm` result: ``per_test``, ``P(|t| > threshold)`` for Student-t with
+    ``df`` degrees of freedom; ``family``, the union bound ``min(1, n_tests * per_test)``."""
+
+    df: int
+    per_test: float
+    family: float
+
+
+def family_false_alarm(n_sets: int, n_tests: int, *, threshold: float = 4.0) -> FalseAlarm:
+    """The false-alarm chance of ``|z| > threshold`` when each error is estimated from ``n_sets`` data sets.
+
+    Parameters
+    ----------
+    n_sets : int
+        Data sets behind each error (``>= 2``): Student-t with ``n_sets - 1`` degrees of freedom.
+    n_tests : int
+        Comparisons in the family (``>= 1``).
+    threshold : float
+        The test's bound on ``|z|`` (``> 0``).
+
+    Returns
+    -------
+    FalseAlarm
+    """
+    n_sets = check_int("n_sets", n_sets, 2)
+    n_tests = check_int("n_tests", n_tests, 1)
+    threshold = check_positive("threshold", threshold)
+    p = 2 * stats.t.sf(threshold, df=n_sets - 1)
+    return FalseAlarm(df=n_sets - 1, per_test=float(p), family=float(min(1.0, n_tests * p)))

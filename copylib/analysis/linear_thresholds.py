@@ -4,6 +4,9 @@
 * :func:`local_minimum_scan`: the number of local minima of the action along ``P``, and at its steepest point.
 * :func:`jump_table`: the copy-share jumps of :func:`copylib.theory.linear.copy_share_jump` as a table.
 * :func:`smallest_jump_size`: the smallest ``L`` at which a version's minimum jumps, by bisection.
+* :func:`posterior_onset_scan`: the plug-in posterior across ``P1`` at several sizes (contrast, Binder
+  cumulant, precursor).
+* :func:`posterior_switch_scan`: the switch of the plug-in posterior near ``P2`` at several ``L``, by bisection.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..arguments import check_int, check_positive
+from ..arguments import as_real_array, check_int, check_positive
 from ..model.network import ModelSpec
 from ..theory import linear as linear_theory
+from ..theory.linear_marginal import PluginSwitch, plugin_posterior_moments, plugin_posterior_switch
+from .linear import posterior_copy_share
 
 __all__ = [
     "ThresholdVersions",
@@ -25,6 +30,11 @@ __all__ = [
     "jump_table",
     "SmallestJump",
     "smallest_jump_size",
+    "OnsetRow",
+    "OnsetScan",
+    "posterior_onset_scan",
+    "SwitchScan",
+    "posterior_switch_scan",
 ]
 
 
@@ -237,3 +247,169 @@ def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> Smalles
         a, b, j_b = (a, mid, j_mid) if j_mid.first_order else (mid, b, j_b)
     return SmallestJump(lo=a, hi=b, start=(lo, hi), start_lo=start_lo, start_hi=start_hi,
                         start_valid=bool(not start_lo.two_minima and start_hi.first_order), at_hi=j_b)
+
+
+@dataclass(frozen=True)
+class OnsetRow:
+    """One size of :func:`posterior_onset_scan`.
+
+    P1 : the exact ``P1`` of the ``fluct`` action; m2, binder, share : ``E m^2``, the Binder cumulant
+    of ``m`` and the posterior copy share at each ``P / P1`` of the scan; m2_star : ``m*^2`` of the
+    ``fluct`` minimum at the largest ``P / P1``; K : the contrast ``m2[-1] / m2[0]``; rise : the
+    relative change of ``E m^2`` from ``P1 / 2`` to ``P1`` (the scan points nearest to them).
+    """
+
+    P1: float
+    m2: np.ndarray
+    binder: np.ndarray
+    share: np.ndarray
+    m2_star: float
+    K: float
+    rise: float
+
+
+@dataclass(frozen=True)
+class OnsetScan:
+    """:func:`posterior_onset_scan` result: the ratios ``f = P / P1`` and one :class:`OnsetRow`
+    per size ``(L, V)`` in ``rows``; ``scan[L, V]`` is ``scan.rows[L, V]``. ``i_half``, ``i_one``:
+    the indices of ``f`` nearest to ``1/2`` and ``1``."""
+
+    f: np.ndarray
+    rows: dict
+    i_half: int
+    i_one: int
+
+    def __getitem__(self, size: tuple) -> OnsetRow:
+        return self.rows[size]
+
+    def table(self) -> pd.DataFrame:
+        """``P1``, ``E m^2`` at ``P1/4``, ``P1/2``, ``P1`` and ``4 P1`` (first, half, one, last ratio),
+        the contrast, the Binder cumulant at the first, ``P1`` and last ratio and the copy share at
+        ``P1``, one row per size."""
+        a, b = self.i_half, self.i_one
+        return pd.DataFrame({size: {"P1": r.P1, "E m² at P1/4": r.m2[0], "at P1/2": r.m2[a], "at P1": r.m2[b],
+                                    "at 4 P1": r.m2[-1], "contrast K": r.K, "Binder at P1/4": r.binder[0],
+                                    "at P1 ": r.binder[b], "at 4 P1 ": r.binder[-1], "copy share at P1": r.share[b]}
+                             for size, r in self.rows.items()}).T.rename_axis(["L", "V"])
+
+
+def posterior_onset_scan(sizes, f, **grid) -> OnsetScan:
+    """The plug-in posterior integral across ``P1`` (of the ``fluct`` action) at several sizes.
+
+    At each size ``(L, V)`` and each ``P = f P1``: ``E m^2``, the Binder cumulant and the copy
+    share of the posterior means (:func:`copylib.theory.linear_marginal.plugin_posterior_moments`,
+    :func:`copylib.analysis.linear.posterior_copy_share`), and ``m*^2`` of the ``fluct`` minimum
+    at the largest ``f``.
+
+    Parameters
+    ----------
+    sizes : sequence of (int, int)
+        ``(L, V)`` pairs (``L >= 4``, ``V >= 2``), without repeats.
+    f : sequence of float
+        Increasing ratios ``P / P1`` (finite, > 0, at least two).
+    **grid
+        Grid sizes passed to ``plugin_posterior_moments`` (``n_m``, ``n_q``, ``n_row``, ``n_rest``).
+
+    Returns
+    -------
+    OnsetScan
+    """
+    sizes = [tuple(s) for s in sizes]
+    if not sizes or len(set(sizes)) != len(sizes) or any(len(s) != 2 for s in sizes):
+        raise ValueError(f"sizes must be a non-empty sequence of distinct (L, V) pairs, got {sizes!r}")
+    for Ls, Vs in sizes:
+        check_int("L", Ls, 4)
+        check_int("V", Vs, 2)
+    f = as_real_array("f", f)
+    if f.ndim != 1 or f.size < 2 or not np.all(np.isfinite(f) & (f > 0)) or np.any(np.diff(f) <= 0):
+        raise ValueError(f"f must be 1-d, increasing, finite and > 0 with at least two values, got {f!r}")
+    i_half, i_one = (int(np.argmin(np.abs(np.log(f / x)))) for x in (0.5, 1.0))
+    rows = {}
+    for Ls, Vs in sizes:
+        sp = ModelSpec(L=Ls, V=Vs, kind="linear")
+        p1 = linear_theory.p1_analytic(sp, "fluct")
+        mo = [plugin_posterior_moments(x * p1, sp, **grid) for x in f]
+        m2 = np.array([a.var_m for a in mo])
+        rows[Ls, Vs] = OnsetRow(P1=p1, m2=m2, binder=np.array([a.binder for a in mo]),
+                                share=posterior_copy_share(mo, Ls),
+                                m2_star=linear_theory.action_minimum(f[-1] * p1, sp, "fluct").m ** 2,
+                                K=m2[-1] / m2[0], rise=m2[i_one] / m2[i_half] - 1)
+    return OnsetScan(f=f, rows=rows, i_half=i_half, i_one=i_one)
+
+
+@dataclass(frozen=True)
+class SwitchScan:
+    """:func:`posterior_switch_scan` result.
+
+    switch : ``{L: PluginSwitch}``; P2 : ``{L: P2}`` of the ``fluct`` action; L_lo, L_hi : the
+    largest ``L`` with a one-mode switch below the smallest ``L`` with a two-mode one, and that
+    smallest ``L`` (``-1`` where there is none).
+    """
+
+    switch: dict
+    P2: dict
+    L_lo: int
+    L_hi: int
+
+    def __getitem__(self, L: int) -> PluginSwitch:
+        return self.switch[L]
+
+    def table(self) -> pd.DataFrame:
+        """The bracket, the marginal's ``P`` (in units of ``P2``), its modes, barrier and weight
+        ratio and the number of marginals computed, one row per ``L``."""
+        rows = {}
+        for Lb, sw in self.switch.items():
+            P2f = self.P2[Lb]
+            rows[Lb] = {"bracket from P/P2(fluct)": sw.P_lo / P2f, "to": sw.P_hi / P2f, "two modes": sw.bimodal,
+                        "marginal at P/P2(fluct)": sw.marginal.P / P2f, "modes Q": np.round(sw.marginal.modes, 2),
+                        "barrier (nats)": sw.marginal.barrier, "ln(w_copy / w_pool)": sw.marginal.log_weight_ratio,
+                        "marginals computed": sw.n_eval}
+        return pd.DataFrame(rows).T
+
+
+def posterior_switch_scan(L_values, V: int, *, known_P2=None, n_bisect: int = 12, n_m=None,
+                          span=(0.9, 1.05)) -> SwitchScan:
+    """The switch of the plug-in posterior from pooling to copying near ``P2`` (``fluct``), per ``L``.
+
+    For each ``L``, :func:`copylib.theory.linear_marginal.plugin_posterior_switch` bisects
+    ``[span[0], span[1]] * P2`` with a starting box ``q_max = 6 / (L - 1)``, ``m_max = 3``.
+
+    Parameters
+    ----------
+    L_values : sequence of int
+        Sequence lengths (``>= 4``, distinct).
+    V : int
+        Vocabulary size (``>= 2``).
+    known_P2 : dict, optional
+        ``{L: P2}`` of the ``fluct`` action where already known; the others are computed with
+        :func:`copylib.theory.linear.p2_numerical` (``rtol = 1e-6``).
+    n_bisect : int
+        Bisection steps (``>= 1``).
+    n_m : dict, optional
+        ``{L: points of the m grid}`` (default: the marginal's default).
+    span : (float, float)
+        The bracket in units of ``P2``, ``0 < span[0] < span[1]``.
+
+    Returns
+    -------
+    SwitchScan
+    """
+    L_values = [check_int("L_values", Lb, 4) for Lb in L_values]
+    if not L_values or len(set(L_values)) != len(L_values):
+        raise ValueError(f"L_values must be a non-empty sequence of distinct lengths, got {L_values!r}")
+    V = check_int("V", V, 2)
+    n_bisect = check_int("n_bisect", n_bisect, 1)
+    lo, hi = (check_positive("span", x) for x in span)
+    if not lo < hi:
+        raise ValueError(f"span must be increasing, got {span!r}")
+    known_P2, n_m = dict(known_P2 or {}), dict(n_m or {})
+    switch, P2 = {}, {}
+    for Lb in L_values:
+        sp = ModelSpec(L=Lb, V=V, kind="linear")
+        P2[Lb] = P2f = known_P2[Lb] if Lb in known_P2 else linear_theory.p2_numerical(sp, "fluct", rtol=1e-6)
+        grid = {"n_m": n_m[Lb]} if Lb in n_m else {}
+        switch[Lb] = plugin_posterior_switch(sp, lo * P2f, hi * P2f, n_bisect=n_bisect, q_max=6 / (Lb - 1),
+                                             m_max=3.0, **grid)
+    bimodal = [Lb for Lb, sw in switch.items() if sw.bimodal]
+    below = [Lb for Lb, sw in switch.items() if not sw.bimodal and bimodal and Lb < min(bimodal)]
+    return SwitchScan(switch=switch, P2=P2, L_lo=max(below) if below else -1, L_hi=min(bimodal) if bimodal else -1)

@@ -1,7 +1,9 @@
-"""Tests of copylib.analysis.linear, linear_evidence and linear_thresholds (sampled summaries, onset fit,
-MAP sweeps, z tests, diagnostics, threshold tables)."""
+"""Tests of copylib.analysis.linear (sampled summaries, onset fit, MAP sweeps and their agreement, the loss
+plateau, the posterior's loss, Adam's optimisation error)."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -107,3 +109,55 @@ def test_map_agreement_and_loss_plateau_examples():
     p = loss_plateau([1.0, 2.0, 4.0, 8.0, 16.0], [1.0, 0.52, 0.5, 0.48, 0.1], 0.5)
     assert (p.P_from, p.P_to) == (2.0, 8.0)
     assert p.factor == pytest.approx(4.0) and p.largest_step_up == pytest.approx(-0.02)
+
+
+def _invariants(A):
+    """``(alpha_1, alpha_2, gamma_1, gamma_2)`` of attention matrices ``(..., L, L)`` (cyclic shift ``T``)."""
+    L = A.shape[-1]
+    T = np.roll(np.eye(L), 1, axis=0)  # T[l, l-1] = 1
+    ones = np.ones(L)
+    return (np.sum(A**2, (-2, -1)), np.sum((A @ ones) ** 2, -1), np.einsum("...ij,ij->...", A, T),
+            ones @ np.swapaxes(A, -1, -2) @ T @ ones)
+
+
+def test_posterior_loss_averages_each_data_set_then_over_sets():
+    from copylib.analysis.linear import posterior_loss
+    from copylib.theory.plugin_loss import plugin_loss
+
+    spec = ModelSpec(L=5, V=3, kind="linear")
+    rng = np.random.default_rng(7)
+    n_P, n_sets, n_draws = 2, 3, 4
+    A = rng.normal(scale=0.3, size=(n_P, n_sets, 5, 5))  # one matrix per data set: every draw of the set equal
+    inv = _invariants(A)
+    samples = {k: np.repeat(x.reshape(-1, 1), n_draws, axis=1)
+               for k, x in zip(("alpha_1", "alpha_2", "gamma_1", "gamma_2"), inv)}
+    P = [10.0, 100.0]
+    per_set = np.array([[plugin_loss(*(x[i, j] for x in inv), P[i], spec) for j in range(n_sets)] for i in range(n_P)])
+    moments = [SimpleNamespace(loss=0.5), SimpleNamespace(loss=0.6)]
+    minima = [SimpleNamespace(test_loss=1.0), SimpleNamespace(test_loss=0.9)]
+    r = posterior_loss(samples, P, n_sets, spec, moments, minima)
+    np.testing.assert_allclose(r.mean, per_set.mean(1), rtol=1e-12)
+    np.testing.assert_allclose(r.se, per_set.std(1, ddof=1) / np.sqrt(n_sets), rtol=1e-12)
+    np.testing.assert_allclose(r.z, np.abs(r.mean - [0.5, 0.6]) / r.se)
+    assert r.minimum.tolist() == [1.0, 0.9] and list(r.table().index) == P
+    with pytest.raises(ValueError, match="moments"):
+        posterior_loss(samples, P, n_sets, spec, moments[:1], minima)
+
+
+def test_optimisation_error_is_relative_to_the_exact_minimiser():
+    from copylib.analysis.linear import QuenchedMap, optimisation_error
+
+    ones = np.ones((2, 3))
+    exact = SimpleNamespace(m=0.5 * ones, q=0.02 * ones, obj=-3.0 * ones)
+    adam = QuenchedMap(P=np.array([1.0, 2.0, 3.0]), m=exact.m * 1.01, q=exact.q, test_loss=ones,
+                       objective=exact.obj + 1e-4, m_exact=exact.m, q_exact=exact.q, objective_exact=exact.obj,
+                       grad_exact=1e-9 * ones)
+    r = optimisation_error(adam, floor_m=1e-3, floor_q=1e-6)
+    np.testing.assert_allclose(r.rel[0], 0.005 / (0.5 + 1e-3))  # 1 % of m, relative to |m_exact| + floor
+    assert np.all(r.rel[1] == 0) and r.largest == r.rel.max()
+    np.testing.assert_allclose(r.objective_gap, 1e-4)
+    assert r.table().shape == (4, 1)
+    with pytest.raises(TypeError, match="adam"):
+        optimisation_error(SimpleNamespace())
+    with pytest.raises(ValueError, match="floor_q"):
+        optimisation_error(adam, floor_q=0.0)

@@ -271,3 +271,72 @@ def test_loss_plateau_invalid(data):
                             "width": bad_positive()}[name])
     with raises_naming(name):
         lx.loss_plateau(**args)
+
+
+def _quenched(rng, n_sets, n_P, rel_m):
+    m_ex, q_ex = rng.uniform(0.1, 1.0, (n_sets, n_P)), rng.uniform(0.0, 0.1, (n_sets, n_P))
+    obj = rng.normal(size=(n_sets, n_P))
+    return lx.QuenchedMap(P=np.arange(1.0, n_P + 1), m=m_ex * (1 + rel_m), q=q_ex, test_loss=np.ones((n_sets, n_P)),
+                          objective=obj + abs(rel_m), m_exact=m_ex, q_exact=q_ex, objective_exact=obj,
+                          grad_exact=np.full((n_sets, n_P), 1e-9))
+
+
+@covers(lx.optimisation_error, lx.OptimisationError)
+@budget(30)
+@given(seed=seeds, n_sets=st.integers(1, 3), n_P=st.integers(1, 4), rel_m=st.floats(-0.1, 0.1))
+def test_optimisation_error_valid(seed, n_sets, n_P, rel_m):
+    adam = _quenched(np.random.default_rng(seed), n_sets, n_P, rel_m)
+    r = lx.optimisation_error(adam)
+    assert r.rel.shape == (2, n_sets, n_P) and np.all(r.rel >= 0) and np.all(r.rel[1] == 0)
+    assert np.all(r.rel[0] <= abs(rel_m) + 1e-12)  # the floor only shrinks the relative difference
+    assert r.largest == r.rel.max() and np.allclose(r.objective_gap, abs(rel_m))
+    assert r.table().shape == (4, 1)
+
+
+@covers(lx.optimisation_error)
+@budget(20)
+@given(data=st.data())
+def test_optimisation_error_invalid(data):
+    adam = _quenched(np.random.default_rng(0), 2, 2, 0.01)
+    name = data.draw(st.sampled_from(["adam", "floor_m", "floor_q"]))
+    args = {"adam": adam}
+    args[name] = data.draw(st.sampled_from([None, "adam", {}]) if name == "adam" else bad_positive())
+    with raises_naming(name):
+        lx.optimisation_error(**args)
+
+
+@covers(lx.posterior_loss, lx.PosteriorLoss)
+@budget(15)
+@given(seed=seeds, n_P=st.integers(1, 3), n_sets=st.integers(2, 4), n_draws=st.integers(1, 5))
+def test_posterior_loss_valid(seed, n_P, n_sets, n_draws):
+    rng = np.random.default_rng(seed)
+    spec = cl.ModelSpec(L=4, V=2, kind="linear")
+    a1 = rng.uniform(0.1, 2.0, (n_P * n_sets, n_draws))
+    samples = {"alpha_1": a1, "alpha_2": a1 * rng.uniform(0, 4, a1.shape), "gamma_1": rng.normal(size=a1.shape),
+               "gamma_2": rng.normal(size=a1.shape)}
+    P = np.geomspace(2, 200, n_P)
+    moments = [SimpleNamespace(loss=float(x)) for x in rng.uniform(0, 1, n_P)]
+    minima = [SimpleNamespace(test_loss=float(x)) for x in rng.uniform(0, 1, n_P)]
+    r = lx.posterior_loss(samples, P, n_sets, spec, moments, minima)
+    assert r.mean.shape == r.se.shape == r.z.shape == (n_P,) and np.all(r.se >= 0)
+    # the draws of one data set are averaged first: shuffling draws within each chain changes nothing
+    perm = rng.permutation(n_draws)
+    shuffled = {k: x[:, perm] for k, x in samples.items()}
+    assert np.allclose(lx.posterior_loss(shuffled, P, n_sets, spec, moments, minima).mean, r.mean)
+    assert list(r.table().columns) == ["sampled posterior loss", "s.e.", "plug-in integral", "fluct minimum"]
+
+
+@covers(lx.posterior_loss)
+@budget(20)
+@given(data=st.data())
+def test_posterior_loss_invalid(data):
+    spec = cl.ModelSpec(L=4, V=2, kind="linear")
+    x = np.ones((4, 3))
+    args = {"samples": {k: x for k in ("alpha_1", "alpha_2", "gamma_1", "gamma_2")}, "P_values": [10.0, 20.0],
+            "n_sets": 2, "spec": spec, "moments": [SimpleNamespace(loss=0.5)] * 2,
+            "minima": [SimpleNamespace(test_loss=0.5)] * 2}
+    name = data.draw(st.sampled_from(["P_values", "n_sets", "moments"]))
+    args[name] = data.draw({"P_values": st.sampled_from([[], [0.0, 1.0], [np.inf, 1.0]]), "n_sets": bad_ints(2),
+                            "moments": st.sampled_from([[], [SimpleNamespace(loss=0.5)]])}[name])
+    with raises_naming(name):
+        lx.posterior_loss(**args)

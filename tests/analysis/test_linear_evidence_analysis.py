@@ -93,3 +93,43 @@ def test_diagnostics_summary_and_frame_of_a_shifted_chain():
     assert frame.loc[40, ("R-hat (worst)", "q sgn m")] == pytest.approx(s.worst["rhat_q_bad"])
     with pytest.raises(ValueError, match="mixed_P"):
         diagnostics_summary(rows, [10, 40], mixed_P=[20])
+
+
+def _z_test(z_m, small, rel_small):
+    from copylib.analysis.linear_evidence import PluginZTest
+
+    z_m = np.asarray(z_m, dtype=float)
+    return PluginZTest(small=np.asarray(small), z_m=z_m, z_q=np.zeros_like(z_m), z_exact=z_m[~np.asarray(small)],
+                       rel_small=np.asarray(rel_small, dtype=float), excess=np.zeros(int(np.sum(small))),
+                       calibration=None)
+
+
+def test_combined_excess_is_stouffers_sum_over_the_small_P():
+    from copylib.analysis.linear_evidence import combined_excess
+
+    a = _z_test([1.0, 1.0, 9.0], [True, True, False], [0.01, 0.03])
+    b = _z_test([1.0, -1.0, 2.0], [True, False, False], [0.02])
+    r = combined_excess([a, b])
+    assert r.n == 3 and r.n_pos == 3 and r.z.tolist() == [1.0, 1.0, 1.0]  # the z at P >= P_split are left out
+    assert r.z_combined == pytest.approx(3 / np.sqrt(3))
+    assert (r.rel_min, r.rel_max) == (0.01, 0.03) and r.rel_mean == pytest.approx(0.02)
+    with pytest.raises(TypeError, match="tests"):
+        combined_excess([])
+    with pytest.raises(ValueError, match="tests"):
+        combined_excess([_z_test([1.0], [False], [])])
+
+
+def test_family_false_alarm_is_the_student_t_tail_and_its_union_bound():
+    from scipy import stats
+
+    from copylib.analysis.linear_evidence import family_false_alarm
+
+    r = family_false_alarm(10, 5)
+    assert r.df == 9 and r.per_test == pytest.approx(2 * stats.t.sf(4, 9)) and r.family == pytest.approx(5 * r.per_test)
+    assert family_false_alarm(10, 10**9).family == 1.0
+    # more data sets per error: thinner tails, fewer false alarms
+    assert family_false_alarm(40, 5).per_test < r.per_test
+    with pytest.raises(ValueError, match="n_sets"):
+        family_false_alarm(1, 5)
+    with pytest.raises(ValueError, match="threshold"):
+        family_false_alarm(10, 5, threshold=0.0)

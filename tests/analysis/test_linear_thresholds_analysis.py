@@ -42,3 +42,45 @@ def test_smallest_jump_size_brackets_the_switch_of_map():
 
     r = smallest_jump_size("map", 64, 128, V=4)  # the paper-scale bisection of the chapter: MAP jumps from L = 89
     assert r.start_valid and (r.lo, r.hi) == (88, 89) and r.at_hi.first_order
+
+
+def test_posterior_onset_scan_reads_the_plugin_moments_at_multiples_of_P1():
+    from copylib.analysis.linear_thresholds import posterior_onset_scan
+    from copylib.theory.linear_marginal import plugin_posterior_moments
+
+    grid = dict(n_m=21, n_q=11, n_row=8, n_rest=8)
+    f = [0.25, 0.5, 1.0, 2.0, 4.0]
+    scan = posterior_onset_scan([(4, 2), (6, 3)], f, **grid)
+    assert (scan.i_half, scan.i_one) == (1, 2)
+    sp = ModelSpec(L=6, V=3, kind="linear")
+    r = scan[6, 3]
+    assert r.P1 == lt.p1_analytic(sp, "fluct")
+    assert r.m2[2] == plugin_posterior_moments(r.P1, sp, **grid).var_m
+    assert r.K == r.m2[-1] / r.m2[0] and r.rise == r.m2[2] / r.m2[1] - 1
+    assert r.m2_star == lt.action_minimum(4 * r.P1, sp, "fluct").m ** 2
+    assert np.all(np.isfinite(r.share)) and np.all(r.binder <= 2 / 3 + 1e-9)  # E m^4 >= (E m^2)^2
+    table = scan.table()
+    assert table.shape == (2, 10) and table.loc[(6, 3), "at P1"] == r.m2[2]
+    with pytest.raises(ValueError, match="f must"):
+        posterior_onset_scan([(4, 2)], [1.0, 0.5])
+    with pytest.raises(ValueError, match="sizes"):
+        posterior_onset_scan([(4, 2), (4, 2)], f)
+
+
+def test_posterior_switch_scan_uses_known_P2_and_bisects_as_the_theory_function():
+    from copylib.analysis.linear_thresholds import posterior_switch_scan
+    from copylib.theory.linear_marginal import plugin_posterior_switch
+
+    sp = ModelSpec(L=8, V=2, kind="linear")
+    p2 = lt.p2_numerical(sp, "fluct", rtol=1e-6)
+    scan = posterior_switch_scan([8], 2, known_P2={8: p2}, n_bisect=1, n_m={8: 41})
+    direct = plugin_posterior_switch(sp, 0.9 * p2, 1.05 * p2, n_bisect=1, q_max=6 / 7, m_max=3.0, n_m=41)
+    assert scan.P2 == {8: p2}
+    assert (scan[8].P_lo, scan[8].P_hi, scan[8].bimodal) == (direct.P_lo, direct.P_hi, direct.bimodal)
+    # L_hi is the smallest L with two modes, L_lo the largest one-mode L below it; -1 where there is none
+    assert scan.L_hi == (8 if direct.bimodal else -1) and scan.L_lo == -1
+    assert scan.table().loc[8, "to"] == pytest.approx(direct.P_hi / p2)
+    with pytest.raises(ValueError, match="span"):
+        posterior_switch_scan([8], 2, span=(1.1, 1.0))
+    with pytest.raises(ValueError, match="L_values"):
+        posterior_switch_scan([8, 8], 2)
