@@ -11,6 +11,7 @@
 * :func:`combined_excess`: the z's of ``sqrt(E m^2)`` below ``P_split`` of several :func:`plugin_z_test`
   results, combined (Stouffer).
 * :func:`family_false_alarm`: the chance of ``|t| > 4`` per comparison and for a family of them.
+* :func:`moments_table`, :func:`z_test_table`: the sampled moments against the theories, as tables.
 
 The MCMC diagnostics themselves (R-hat, ESS, half-chain drift) are in
 :mod:`copylib.inference.diagnostics`; the sampled summaries these functions take are
@@ -44,6 +45,8 @@ __all__ = [
     "combined_excess",
     "FalseAlarm",
     "family_false_alarm",
+    "moments_table",
+    "z_test_table",
 ]
 
 
@@ -342,3 +345,76 @@ def family_false_alarm(n_sets: int, n_tests: int, *, threshold: float = 4.0) -> 
     threshold = check_positive("threshold", threshold)
     p = 2 * stats.t.sf(threshold, df=n_sets - 1)
     return FalseAlarm(df=n_sets - 1, per_test=float(p), family=float(min(1.0, n_tests * p)))
+
+
+def _P_index(P_values, n: int) -> pd.Index:
+    P = as_real_array("P_values", P_values)
+    if P.ndim != 1 or P.size != n:
+        raise ValueError(f"P_values must be 1-d with one value per group ({n}), got {P_values!r}")
+    return pd.Index(list(P_values), name="P")
+
+
+def moments_table(P_values, summary: GroupSummary, theories: dict, minima: dict) -> pd.DataFrame:
+    """The sampled ``sqrt(E m^2)`` and ``E[q sign m]`` next to the theories' and the minima's, one row per ``P``.
+
+    Parameters
+    ----------
+    P_values : sequence of float
+        The sample sizes, one per group of ``summary``.
+    summary : GroupSummary
+        The sampled moments.
+    theories : dict
+        ``{"plug-in": moments, "fluct": ..., "mean_field": ...}``: one sequence of objects with ``rms_m``
+        and ``q`` each (the plug-in integral's ``q`` is shown too).
+    minima : dict
+        ``{"fluct": ..., "mean_field": ...}``: sequences of objects with ``m``.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    if not isinstance(summary, GroupSummary):
+        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    index = _P_index(P_values, summary.rms_m.size)
+    need = ("plug-in", "fluct", "mean_field")
+    if not isinstance(theories, dict) or any(len(theories.get(k, ())) != index.size for k in need):
+        raise ValueError(f"theories must map {need} to one entry per P ({index.size})")
+    if not isinstance(minima, dict) or any(len(minima.get(k, ())) != index.size for k in need[1:]):
+        raise ValueError(f"minima must map {need[1:]} to one entry per P ({index.size})")
+    plugin = theories["plug-in"]
+    return pd.DataFrame({"sampled √E m²": summary.rms_m, "s.e.": summary.rms_m_se,
+                         "plug-in": [t.rms_m for t in plugin], "fluct integral": [t.rms_m for t in theories["fluct"]],
+                         "mean-field integral": [t.rms_m for t in theories["mean_field"]],
+                         "fluct m*": [s.m for s in minima["fluct"]], "mean-field m*": [s.m for s in minima["mean_field"]],
+                         "sampled E[q sgn m]": summary.q, "s.e. (q)": summary.q_se,
+                         "plug-in (q)": [t.q for t in plugin]}, index=index)
+
+
+def z_test_table(P_values, summary: GroupSummary, moments, test: PluginZTest) -> pd.DataFrame:
+    """The sampled moments, the plug-in integral's and the z's of :func:`plugin_z_test`, one row per ``P``.
+
+    Parameters
+    ----------
+    P_values : sequence of float
+        The sample sizes, one per group of ``summary``.
+    summary : GroupSummary
+        The sampled moments.
+    moments : sequence
+        The theory's moments (objects with ``rms_m`` and ``q``), one per group.
+    test : PluginZTest
+        The z test of ``summary`` against ``moments``.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    if not isinstance(summary, GroupSummary):
+        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    if not isinstance(test, PluginZTest):
+        raise TypeError(f"test must be a PluginZTest, got {type(test).__name__}")
+    index = _P_index(P_values, summary.rms_m.size)
+    if len(moments) != index.size or test.z_m.size != index.size:
+        raise ValueError(f"moments and test must have one entry per P ({index.size})")
+    return pd.DataFrame({"sampled √E m²": summary.rms_m, "s.e.": summary.rms_m_se, "plug-in": [t.rms_m for t in moments],
+                         "z(√E m²)": test.z_m, "sampled E[q sgn m]": summary.q, "s.e. (q)": summary.q_se,
+                         "plug-in (q)": [t.q for t in moments], "z(E[q sgn m])": test.z_q}, index=index)

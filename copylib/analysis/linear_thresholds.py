@@ -7,6 +7,7 @@
 * :func:`posterior_onset_scan`: the plug-in posterior across ``P1`` at several sizes (contrast, Binder
   cumulant, precursor).
 * :func:`posterior_switch_scan`: the switch of the plug-in posterior near ``P2`` at several ``L``, by bisection.
+* :func:`copy_share_curves`: the copy share of the minima and of the posterior means across ``P2``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ __all__ = [
     "posterior_onset_scan",
     "SwitchScan",
     "posterior_switch_scan",
+    "CopyShareCurves",
+    "copy_share_curves",
 ]
 
 
@@ -413,3 +416,64 @@ def posterior_switch_scan(L_values, V: int, *, known_P2=None, n_bisect: int = 12
     bimodal = [Lb for Lb, sw in switch.items() if sw.bimodal]
     below = [Lb for Lb, sw in switch.items() if not sw.bimodal and bimodal and Lb < min(bimodal)]
     return SwitchScan(switch=switch, P2=P2, L_lo=max(below) if below else -1, L_hi=min(bimodal) if bimodal else -1)
+
+
+@dataclass(frozen=True)
+class CopyShareCurves:
+    """:func:`copy_share_curves` result.
+
+    rel : ``P / P2`` of the minima's curves; minimum : ``{(version, L): copy share of the global
+    minimum}`` along ``rel``; rel_post : ``P / P2(fluct)`` of the posterior's curves; posterior :
+    ``{L: copy share of the plug-in posterior means}`` along ``rel_post``.
+    """
+
+    rel: np.ndarray
+    minimum: dict
+    rel_post: np.ndarray
+    posterior: dict
+
+
+def copy_share_curves(P2: dict, V: int, rel, rel_post, *, L_minimum=(32, 256), L_posterior=(32, 128)) -> CopyShareCurves:
+    """The copy share of each version's global minimum and of the plug-in posterior means across ``P2``.
+
+    Parameters
+    ----------
+    P2 : dict
+        ``{version: {L: P2}}`` of the versions to draw (each must have the lengths ``L_minimum``); the
+        ``"fluct"`` entry is also used for the posterior where it has the length, else
+        :func:`copylib.theory.linear.p2_numerical` (``rtol = 1e-6``) computes it.
+    V : int
+        Vocabulary size (``>= 2``).
+    rel, rel_post : sequences of float
+        Increasing ratios ``P / P2`` (> 0) for the minima and for the posterior.
+    L_minimum, L_posterior : sequences of int
+        The lengths of the minima's and of the posterior's curves (``>= 4``).
+
+    Returns
+    -------
+    CopyShareCurves
+    """
+    V = check_int("V", V, 2)
+    arrays = {}
+    for name, x in (("rel", rel), ("rel_post", rel_post)):
+        x = as_real_array(name, x)
+        if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x) & (x > 0)) or np.any(np.diff(x) <= 0):
+            raise ValueError(f"{name} must be a non-empty, increasing 1-d array of finite values > 0, got {x!r}")
+        arrays[name] = x
+    if not isinstance(P2, dict) or not P2 or any(not isinstance(d, dict) for d in P2.values()):
+        raise ValueError("P2 must be a non-empty dict {version: {L: P2}}")
+    L_minimum = [check_int("L_minimum", Lb, 4) for Lb in L_minimum]
+    L_posterior = [check_int("L_posterior", Lb, 4) for Lb in L_posterior]
+    missing = [(v, Lb) for Lb in L_minimum for v in P2 if Lb not in P2[v]]
+    if missing:
+        raise ValueError(f"P2 has no entry for (version, L) = {missing}")
+    rel, rel_post = arrays["rel"], arrays["rel_post"]
+    minimum = {(v, Lb): linear_theory.minimum_curve(rel * P2[v][Lb], ModelSpec(L=Lb, V=V, kind="linear"), v).copy_share
+               for Lb in L_minimum for v in P2}
+    known, posterior = P2.get("fluct", {}), {}
+    for Lb in L_posterior:
+        sp = ModelSpec(L=Lb, V=V, kind="linear")
+        P2f = known[Lb] if Lb in known else linear_theory.p2_numerical(sp, "fluct", rtol=1e-6)
+        posterior[Lb] = posterior_copy_share([plugin_posterior_moments(f * P2f, sp, q_max=6 / (Lb - 1), m_max=3.0)
+                                              for f in rel_post], Lb)
+    return CopyShareCurves(rel=rel, minimum=minimum, rel_post=rel_post, posterior=posterior)

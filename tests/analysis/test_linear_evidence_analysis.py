@@ -133,3 +133,24 @@ def test_family_false_alarm_is_the_student_t_tail_and_its_union_bound():
         family_false_alarm(1, 5)
     with pytest.raises(ValueError, match="threshold"):
         family_false_alarm(10, 5, threshold=0.0)
+
+
+def test_moments_and_z_test_tables_put_samples_next_to_the_theory():
+    from copylib.analysis.linear_evidence import moments_table, plugin_z_test, z_test_table
+
+    rng = np.random.default_rng(5)
+    s = chain_group_summary(rng.normal(size=(2, 6, 30)), rng.normal(size=(2, 6, 30)))
+    th = [SimpleNamespace(rms_m=1.0, q=0.1), SimpleNamespace(rms_m=0.5, q=0.2)]
+    mins = [SimpleNamespace(m=0.0), SimpleNamespace(m=0.3)]
+    table = moments_table([10, 100], s, {"plug-in": th, "fluct": th, "mean_field": th}, {"fluct": mins, "mean_field": mins})
+    assert list(table.index) == [10, 100] and table.loc[100, "mean-field m*"] == 0.3
+    assert table.loc[10, "sampled √E m²"] == s.rms_m[0] and table.loc[100, "plug-in (q)"] == 0.2
+    zt = plugin_z_test(s, th, [10, 100], 6, np.random.default_rng(6))
+    zt_table = z_test_table([10, 100], s, th, zt)
+    np.testing.assert_allclose(zt_table["z(√E m²)"], (s.rms_m - [1.0, 0.5]) / s.rms_m_se)
+    with pytest.raises(ValueError, match="theories"):
+        moments_table([10, 100], s, {"plug-in": th}, {"fluct": mins, "mean_field": mins})
+    with pytest.raises(ValueError, match="P_values"):
+        z_test_table([10], s, th, zt)
+    with pytest.raises(TypeError, match="test"):
+        z_test_table([10, 100], s, th, None)

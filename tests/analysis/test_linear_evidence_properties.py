@@ -74,3 +74,43 @@ def test_family_false_alarm_invalid(data):
     args[name] = data.draw({"n_sets": bad_ints(2), "n_tests": bad_ints(1), "threshold": bad_positive()}[name])
     with raises_naming(name):
         lxe.family_false_alarm(**args)
+
+
+@covers(lxe.moments_table, lxe.z_test_table)
+@budget(20)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 4), n_sets=st.integers(4, 6))
+def test_moments_and_z_test_tables_valid(seed, n, n_sets):
+    from types import SimpleNamespace
+
+    from copylib.analysis.linear import chain_group_summary
+
+    rng = np.random.default_rng(seed)
+    s = chain_group_summary(rng.normal(size=(n, n_sets, 10)), rng.normal(size=(n, n_sets, 10)))
+    th = [SimpleNamespace(rms_m=float(x), q=float(y), m=float(x)) for x, y in rng.uniform(0.1, 1, (n, 2))]
+    P = list(range(1, n + 1))
+    table = lxe.moments_table(P, s, {"plug-in": th, "fluct": th, "mean_field": th}, {"fluct": th, "mean_field": th})
+    assert table.shape == (n, 10) and list(table.index) == P
+    zt = lxe.plugin_z_test(s, th, P, n_sets, rng)
+    zt_table = lxe.z_test_table(P, s, th, zt)
+    assert zt_table.shape == (n, 8) and np.allclose(zt_table["z(E[q sgn m])"], zt.z_q)
+
+
+@covers(lxe.moments_table, lxe.z_test_table)
+@budget(10)
+@given(name=st.sampled_from(["summary", "P_values", "theories", "minima"]))
+def test_moments_table_invalid(name):
+    from types import SimpleNamespace
+
+    from copylib.analysis.linear import chain_group_summary
+
+    rng = np.random.default_rng(0)
+    s = chain_group_summary(rng.normal(size=(2, 4, 6)), rng.normal(size=(2, 4, 6)))
+    th = [SimpleNamespace(rms_m=1.0, q=0.1, m=1.0)] * 2
+    args = {"P_values": [1, 2], "summary": s, "theories": {"plug-in": th, "fluct": th, "mean_field": th},
+            "minima": {"fluct": th, "mean_field": th}}
+    args[name] = {"summary": None, "P_values": [1], "theories": {"plug-in": th}, "minima": {}}[name]
+    with raises_naming(name):
+        lxe.moments_table(**args)
+    if name == "summary":
+        with raises_naming(name):
+            lxe.z_test_table(args["P_values"], args["summary"], th, None)

@@ -84,3 +84,23 @@ def test_posterior_switch_scan_uses_known_P2_and_bisects_as_the_theory_function(
         posterior_switch_scan([8], 2, span=(1.1, 1.0))
     with pytest.raises(ValueError, match="L_values"):
         posterior_switch_scan([8, 8], 2)
+
+
+def test_copy_share_curves_follow_the_minimum_and_the_posterior_means():
+    from copylib.analysis.linear import posterior_copy_share
+    from copylib.analysis.linear_thresholds import copy_share_curves
+    from copylib.theory.linear_marginal import plugin_posterior_moments
+
+    sp = ModelSpec(L=6, V=2, kind="linear")
+    p2 = {v: lt.p2_numerical(sp, v, rtol=1e-4) for v in ("map", "fluct")}
+    rel, rel_post = np.array([0.5, 1.0, 2.0]), np.array([0.9, 1.1])
+    r = copy_share_curves({v: {6: p} for v, p in p2.items()}, 2, rel, rel_post, L_minimum=(6,), L_posterior=(6,))
+    share = r.minimum["map", 6]
+    assert share.tolist() == lt.minimum_curve(rel * p2["map"], sp, "map").copy_share.tolist()
+    assert share[0] < 0.5 < share[-1]  # P2 is where the minimum's copy share crosses 1/2
+    mo = [plugin_posterior_moments(f * p2["fluct"], sp, q_max=6 / 5, m_max=3.0) for f in rel_post]
+    np.testing.assert_array_equal(r.posterior[6], posterior_copy_share(mo, 6))
+    with pytest.raises(ValueError, match="P2 has no entry"):
+        copy_share_curves({"map": {6: p2["map"]}}, 2, rel, rel_post, L_minimum=(8,), L_posterior=(6,))
+    with pytest.raises(ValueError, match="rel_post"):
+        copy_share_curves({"map": {6: p2["map"]}}, 2, rel, [1.0, 0.5], L_minimum=(6,), L_posterior=(6,))

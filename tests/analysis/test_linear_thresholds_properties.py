@@ -70,3 +70,36 @@ def test_posterior_switch_scan_invalid(data):
                             "span": st.one_of(st.sampled_from([(1.1, 1.0)]), bad_positive().map(lambda x: (x, 1.0)))}[name])
     with raises_naming(name):
         lxt.posterior_switch_scan(**args)
+
+
+@covers(lxt.copy_share_curves, lxt.CopyShareCurves)
+@budget(2)
+@given(L=st.integers(4, 6), n=st.integers(1, 3))
+def test_copy_share_curves_valid(L, n):
+    from copylib import ModelSpec
+    from copylib.theory import linear as lt
+
+    sp = ModelSpec(L=L, V=2, kind="linear")
+    P2 = {v: {L: lt.p2_numerical(sp, v, rtol=1e-3)} for v in ("map", "fluct")}
+    rel = np.geomspace(0.5, 2.0, n + 1)
+    r = lxt.copy_share_curves(P2, 2, rel, rel[:n], L_minimum=(L,), L_posterior=(L,))
+    assert set(r.minimum) == {("map", L), ("fluct", L)} and set(r.posterior) == {L}
+    for share in r.minimum.values():
+        assert share.shape == rel.shape and np.all((share >= -1e-12) & (share <= 1 + 1e-12))
+        assert np.all(np.diff(share) >= -1e-9)  # more data, more copying
+    assert r.posterior[L].shape == (n,) and np.all(np.isfinite(r.posterior[L]))
+
+
+@covers(lxt.copy_share_curves)
+@budget(20)
+@given(data=st.data())
+def test_copy_share_curves_invalid(data):
+    args = {"P2": {"map": {6: 100.0}}, "V": 2, "rel": [1.0, 2.0], "rel_post": [1.0], "L_minimum": (6,),
+            "L_posterior": (6,)}
+    name = data.draw(st.sampled_from(sorted(args)))
+    args[name] = data.draw({"P2": st.sampled_from([{}, {"map": 1.0}, {"map": {8: 1.0}}, []]), "V": bad_ints(2),
+                            "rel": st.sampled_from([[], [2.0, 1.0], [0.0, 1.0]]),
+                            "rel_post": st.sampled_from([[], [np.nan]]),
+                            "L_minimum": st.sampled_from([(3,), (2.5,)]), "L_posterior": st.sampled_from([(1,), ("6",)])}[name])
+    with raises_naming(name):
+        lxt.copy_share_curves(**args)
