@@ -6,6 +6,8 @@
 * :mod:`copylib.analysis.causal` -- the causal chapter: prior and plug-in checks, the coexistence scan,
   agreement of Adam's starts, sampled copy weights, the order in which rows switch, bimodality;
 * :mod:`copylib.analysis.linear`, :mod:`copylib.analysis.softmax` -- the linear and softmax chapters' analyses
-  (versions tables, z tests against the plug-in marginal, diagnostics summaries, finite-size tables);
+  (versions tables, z tests against the plug-in marginal, diagnostics summaries, finite-size tables); the
+  linear chapter's error-bar calibration, z tables and diagnostics are in :mod:`copylib.analysis.linear_evidence`,
+  its threshold tables and bisections in :mod:`copylib.analysis.linear_thresholds`;
 * :mod:`copylib.analysis.induction` -- the induction chapter's Adam sweeps and posterior sampling.
 """

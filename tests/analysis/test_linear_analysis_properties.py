@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.analysis import linear as lx
+from copylib.analysis import linear_evidence as lxe
+from copylib.analysis import linear_thresholds as lxt
 from copylib.inference.diagnostics import ZCalibration
 
 from props_helpers import (
@@ -32,12 +34,12 @@ seeds = st.integers(0, 2**32 - 1)
 VERSIONS = ("mean_field", "fluct", "map")
 
 
-@covers(lx.threshold_versions, lx.ThresholdVersions)
+@covers(lxt.threshold_versions, lxt.ThresholdVersions)
 @budget(3)
 @given(L=st.integers(4, 6), V=st.integers(2, 3), versions=st.sampled_from([VERSIONS, ("map",), ("fluct", "mean_field")]))
 def test_threshold_versions_valid(L, V, versions):
     spec = cl.ModelSpec(L=L, V=V, kind="linear")
-    t = lx.threshold_versions(spec, versions)
+    t = lxt.threshold_versions(spec, versions)
     for field in ("p1_exact", "p1_numerical", "p1_leading", "p2_numerical", "p2_asymptotic"):
         assert tuple(getattr(t, field)) == versions
     for v in versions:
@@ -48,7 +50,7 @@ def test_threshold_versions_valid(L, V, versions):
     assert isinstance(table, pd.DataFrame) and list(table.index) == list(versions) and table.shape == (len(versions), 3)
 
 
-@covers(lx.threshold_versions)
+@covers(lxt.threshold_versions)
 @budget(20)
 @given(data=st.data())
 def test_threshold_versions_invalid(data):
@@ -57,7 +59,7 @@ def test_threshold_versions_invalid(data):
     args[name] = data.draw({"spec": bad_spec(), "versions": st.sampled_from(["map", (), ("map", "map")]),
                             "rtol": st.one_of(bad_positive(), st.floats(1.0, 1e6))}[name])
     with raises_naming(name):
-        lx.threshold_versions(**args)
+        lxt.threshold_versions(**args)
 
 
 def _summary_and_theory(rng, n_groups, n_sets):
@@ -67,7 +69,7 @@ def _summary_and_theory(rng, n_groups, n_sets):
     return summary, theory
 
 
-@covers(lx.plugin_z_test, lx.PluginZTest)
+@covers(lxe.plugin_z_test, lxe.PluginZTest)
 @budget(15)
 @given(n_groups=st.integers(2, 6), n_sets=st.integers(4, 8), split=st.floats(0.5, 8.0),
        allowance=st.floats(0.0, 0.5), seed=seeds)
@@ -75,19 +77,19 @@ def test_plugin_z_test_valid(n_groups, n_sets, split, allowance, seed):
     rng = np.random.default_rng(seed)
     summary, theory = _summary_and_theory(rng, n_groups, n_sets)
     P = np.arange(1.0, n_groups + 1.0)
-    r = lx.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
+    r = lxe.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
     small = P < split
     assert np.array_equal(r.small, small)
-    z_m, z_q = lx.z_scores(summary, theory)
+    z_m, z_q = lxe.z_scores(summary, theory)
     assert np.array_equal(r.z_exact, np.concatenate([z_m[~small], z_q]))
     assert r.rel_small.shape == r.excess.shape == (int(small.sum()),)
     assert (r.excess >= 0).all() and (r.excess <= np.abs(z_m[small]) + 1e-12).all()  # the allowance only removes
     assert isinstance(r.calibration, ZCalibration)
-    again = lx.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
+    again = lxe.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
     assert again.calibration == r.calibration  # the same generator seed gives the same law
 
 
-@covers(lx.plugin_z_test)
+@covers(lxe.plugin_z_test)
 @budget(25)
 @given(data=st.data())
 def test_plugin_z_test_invalid(data):
@@ -102,26 +104,26 @@ def test_plugin_z_test_invalid(data):
                             "allowance": st.one_of(st.floats(max_value=-1e-9), st.sampled_from([math.nan, None])),
                             "P_split": bad_positive()}[name])
     with raises_naming(name):
-        lx.plugin_z_test(**args)
+        lxe.plugin_z_test(**args)
 
 
 def _rows(rng, n_P, n_sets=2, n_chains=2, n_draws=40):
     m, q, E = (rng.normal(size=(n_P, n_sets, n_chains, n_draws)) for _ in range(3))
-    return lx.diagnostics_per_group(m, q, E)
+    return lxe.diagnostics_per_group(m, q, E)
 
 
-@covers(lx.diagnostics_frame, lx.diagnostics_summary, lx.DiagnosticsSummary)
+@covers(lxe.diagnostics_frame, lxe.diagnostics_summary, lxe.DiagnosticsSummary)
 @budget(10)
 @given(n_P=st.integers(1, 4), seed=seeds, data=st.data())
 def test_diagnostics_frame_and_summary_valid(n_P, seed, data):
     rows = _rows(np.random.default_rng(seed), n_P)
     P = [10.0 * (i + 1) for i in range(n_P)]
     mixed = data.draw(st.lists(st.sampled_from(P), min_size=1, unique=True))
-    frame = lx.diagnostics_frame(rows, P)
+    frame = lxe.diagnostics_frame(rows, P)
     assert frame.shape == (n_P, 18) and list(frame.index) == [int(p) for p in P]
-    arrays = lx.diagnostics_arrays(rows)
+    arrays = lxe.diagnostics_arrays(rows)
     assert np.array_equal(frame[("R-hat (worst)", "q sgn m")].to_numpy(), arrays["rhat"][:, 1])
-    s = lx.diagnostics_summary(rows, P, mixed)
+    s = lxe.diagnostics_summary(rows, P, mixed)
     assert np.array_equal(s.mixed, np.isin(P, mixed))
     assert set(s.worst) == {"rhat_m2", "rhat_q", "rhat_E", "drift", "ess", "ess_chain_q", "ess_chain_E",
                             "rhat_q_bad", "ess_q_bad"}
@@ -129,7 +131,7 @@ def test_diagnostics_frame_and_summary_valid(n_P, seed, data):
     assert s.worst["rhat_q"] <= s.worst["rhat_q_bad"] and s.worst["ess_q_bad"] <= s.ess_bulk[s.mixed, 1].min()
 
 
-@covers(lx.diagnostics_frame, lx.diagnostics_summary)
+@covers(lxe.diagnostics_frame, lxe.diagnostics_summary)
 @budget(15)
 @given(data=st.data())
 def test_diagnostics_frame_and_summary_invalid(data):
@@ -140,27 +142,27 @@ def test_diagnostics_frame_and_summary_invalid(data):
         args = {"rows": rows, "P_values": [10, 20]}
         args[name] = data.draw({"rows": st.sampled_from([[], [None], ["row"]]), "P_values": st.just([10])}[name])
         with raises_naming(name):
-            lx.diagnostics_frame(**args)
+            lxe.diagnostics_frame(**args)
     else:
         name = data.draw(st.sampled_from(["rows", "P_values", "mixed_P"]))
         args = {"rows": rows, "P_values": [10, 20], "mixed_P": [10]}
         args[name] = data.draw({"rows": st.sampled_from([[], [None]]), "P_values": st.sampled_from([[10], "abc"]),
                                 "mixed_P": st.sampled_from([[], [30], "abc"])}[name])
         with raises_naming(name):
-            lx.diagnostics_summary(**args)
+            lxe.diagnostics_summary(**args)
 
 
-@covers(lx.smallest_jump_size, lx.SmallestJump)
+@covers(lxt.smallest_jump_size, lxt.SmallestJump)
 @budget(2)
 @given(version=st.sampled_from(VERSIONS), lo=st.integers(4, 5), width=st.integers(1, 3))
 def test_smallest_jump_size_valid(version, lo, width):
-    r = lx.smallest_jump_size(version, lo, lo + width, V=2)
+    r = lxt.smallest_jump_size(version, lo, lo + width, V=2)
     assert r.start == (lo, lo + width) and lo <= r.lo < r.hi <= lo + width and r.hi == r.lo + 1
     assert r.start_valid == bool(not r.start_lo.two_minima and r.start_hi.first_order)
     assert r.at_hi.L == r.hi and r.start_lo.L == lo and r.start_hi.L == lo + width
 
 
-@covers(lx.smallest_jump_size)
+@covers(lxt.smallest_jump_size)
 @budget(15)
 @given(data=st.data())
 def test_smallest_jump_size_invalid(data):
@@ -169,25 +171,25 @@ def test_smallest_jump_size_invalid(data):
     args[name] = data.draw({"lo": st.one_of(bad_ints(2), st.just(5), st.just(9)), "hi": bad_ints(3),
                             "V": bad_ints(2)}[name])
     with raises_naming(name):
-        lx.smallest_jump_size(**args)
+        lxt.smallest_jump_size(**args)
 
 
-@covers(lx.local_minimum_scan, lx.LocalMinimumScan, lx.jump_table)
+@covers(lxt.local_minimum_scan, lxt.LocalMinimumScan, lxt.jump_table)
 @budget(2)
 @given(L=st.integers(4, 6), version=st.sampled_from(VERSIONS), n_P=st.integers(2, 3))
 def test_local_minimum_scan_and_jump_table_valid(L, version, n_P):
     spec = cl.ModelSpec(L=L, V=2, kind="linear")
-    scan = lx.local_minimum_scan(spec, version, 2.0, n_P, P_to=50.0)
+    scan = lxt.local_minimum_scan(spec, version, 2.0, n_P, P_to=50.0)
     assert scan.P.shape == scan.n_minima.shape == (n_P + 3,) and (scan.n_minima >= 0).all()  # none below P1
     assert math.isclose(scan.P[n_P + 1], scan.steepest.P_jump)
     row = scan.row(L)
     assert row["fewest minima"] <= row["most minima"] and 0 <= row["share below"] <= 1 + 1e-9
-    table = lx.jump_table({version: {L: scan.steepest}}, 2)
+    table = lxt.jump_table({version: {L: scan.steepest}}, 2)
     assert table.shape == (1, 8) and table.index[0] == (version, L)
     assert math.isclose(table["jump"].iloc[0], scan.steepest.jump)
 
 
-@covers(lx.local_minimum_scan, lx.jump_table)
+@covers(lxt.local_minimum_scan, lxt.jump_table)
 @budget(20)
 @given(data=st.data())
 def test_local_minimum_scan_and_jump_table_invalid(data):
@@ -197,13 +199,13 @@ def test_local_minimum_scan_and_jump_table_invalid(data):
         args[name] = data.draw({"P_from": st.one_of(bad_positive(), st.just(60.0)), "n_P": bad_ints(2),
                                 "P_to": bad_positive()}[name])
         with raises_naming(name):
-            lx.local_minimum_scan(**args)
+            lxt.local_minimum_scan(**args)
     else:
         name = data.draw(st.sampled_from(["jumps", "V"]))
         args = {"jumps": {"map": {4: None}}, "V": 2}
         args[name] = data.draw({"jumps": st.sampled_from([{}, {"map": {}}, [1], None]), "V": bad_ints(2)}[name])
         with raises_naming(name):
-            lx.jump_table(**args)
+            lxt.jump_table(**args)
 
 
 @covers(lx.map_agreement, lx.MapAgreement)
@@ -269,3 +271,72 @@ def test_loss_plateau_invalid(data):
                             "width": bad_positive()}[name])
     with raises_naming(name):
         lx.loss_plateau(**args)
+
+
+def _quenched(rng, n_sets, n_P, rel_m):
+    m_ex, q_ex = rng.uniform(0.1, 1.0, (n_sets, n_P)), rng.uniform(0.0, 0.1, (n_sets, n_P))
+    obj = rng.normal(size=(n_sets, n_P))
+    return lx.QuenchedMap(P=np.arange(1.0, n_P + 1), m=m_ex * (1 + rel_m), q=q_ex, test_loss=np.ones((n_sets, n_P)),
+                          objective=obj + abs(rel_m), m_exact=m_ex, q_exact=q_ex, objective_exact=obj,
+                          grad_exact=np.full((n_sets, n_P), 1e-9))
+
+
+@covers(lx.optimisation_error, lx.OptimisationError)
+@budget(30)
+@given(seed=seeds, n_sets=st.integers(1, 3), n_P=st.integers(1, 4), rel_m=st.floats(-0.1, 0.1))
+def test_optimisation_error_valid(seed, n_sets, n_P, rel_m):
+    adam = _quenched(np.random.default_rng(seed), n_sets, n_P, rel_m)
+    r = lx.optimisation_error(adam)
+    assert r.rel.shape == (2, n_sets, n_P) and np.all(r.rel >= 0) and np.all(r.rel[1] == 0)
+    assert np.all(r.rel[0] <= abs(rel_m) + 1e-12)  # the floor only shrinks the relative difference
+    assert r.largest == r.rel.max() and np.allclose(r.objective_gap, abs(rel_m))
+    assert r.table().shape == (4, 1)
+
+
+@covers(lx.optimisation_error)
+@budget(20)
+@given(data=st.data())
+def test_optimisation_error_invalid(data):
+    adam = _quenched(np.random.default_rng(0), 2, 2, 0.01)
+    name = data.draw(st.sampled_from(["adam", "floor_m", "floor_q"]))
+    args = {"adam": adam}
+    args[name] = data.draw(st.sampled_from([None, "adam", {}]) if name == "adam" else bad_positive())
+    with raises_naming(name):
+        lx.optimisation_error(**args)
+
+
+@covers(lx.posterior_loss, lx.PosteriorLoss)
+@budget(15)
+@given(seed=seeds, n_P=st.integers(1, 3), n_sets=st.integers(2, 4), n_draws=st.integers(1, 5))
+def test_posterior_loss_valid(seed, n_P, n_sets, n_draws):
+    rng = np.random.default_rng(seed)
+    spec = cl.ModelSpec(L=4, V=2, kind="linear")
+    a1 = rng.uniform(0.1, 2.0, (n_P * n_sets, n_draws))
+    samples = {"alpha_1": a1, "alpha_2": a1 * rng.uniform(0, 4, a1.shape), "gamma_1": rng.normal(size=a1.shape),
+               "gamma_2": rng.normal(size=a1.shape)}
+    P = np.geomspace(2, 200, n_P)
+    moments = [SimpleNamespace(loss=float(x)) for x in rng.uniform(0, 1, n_P)]
+    minima = [SimpleNamespace(test_loss=float(x)) for x in rng.uniform(0, 1, n_P)]
+    r = lx.posterior_loss(samples, P, n_sets, spec, moments, minima)
+    assert r.mean.shape == r.se.shape == r.z.shape == (n_P,) and np.all(r.se >= 0)
+    # the draws of one data set are averaged first: shuffling draws within each chain changes nothing
+    perm = rng.permutation(n_draws)
+    shuffled = {k: x[:, perm] for k, x in samples.items()}
+    assert np.allclose(lx.posterior_loss(shuffled, P, n_sets, spec, moments, minima).mean, r.mean)
+    assert list(r.table().columns) == ["sampled posterior loss", "s.e.", "plug-in integral", "fluct minimum"]
+
+
+@covers(lx.posterior_loss)
+@budget(20)
+@given(data=st.data())
+def test_posterior_loss_invalid(data):
+    spec = cl.ModelSpec(L=4, V=2, kind="linear")
+    x = np.ones((4, 3))
+    args = {"samples": {k: x for k in ("alpha_1", "alpha_2", "gamma_1", "gamma_2")}, "P_values": [10.0, 20.0],
+            "n_sets": 2, "spec": spec, "moments": [SimpleNamespace(loss=0.5)] * 2,
+            "minima": [SimpleNamespace(test_loss=0.5)] * 2}
+    name = data.draw(st.sampled_from(["P_values", "n_sets", "moments"]))
+    args[name] = data.draw({"P_values": st.sampled_from([[], [0.0, 1.0], [np.inf, 1.0]]), "n_sets": bad_ints(2),
+                            "moments": st.sampled_from([[], [SimpleNamespace(loss=0.5)]])}[name])
+    with raises_naming(name):
+        lx.posterior_loss(**args)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.analysis import linear as lx
+from copylib.analysis import linear_evidence as lxe
 from copylib.inference import free_energy as fe
 from copylib.inference import langevin as sm
 from copylib.inference import map_training as tr
@@ -424,7 +425,7 @@ def test_map_sweep_quenched_valid_and_invalid(data):
         lx.map_sweep_quenched(**args)
 
 
-@covers(lx.by_data_set, lx.by_chain, lx.diagnostics_per_group, lx.diagnostics_table, lx.diagnostics_arrays)
+@covers(lx.by_data_set, lx.by_chain, lxe.diagnostics_per_group, lxe.diagnostics_table, lxe.diagnostics_arrays)
 @budget(10)
 @given(G=st.integers(1, 2), S=st.integers(1, 3), R=st.integers(2, 3), n=st.integers(8, 30), seed=seeds)
 def test_regrouping_and_diagnostics_valid(G, S, R, n, seed):
@@ -434,15 +435,15 @@ def test_regrouping_and_diagnostics_valid(G, S, R, n, seed):
     assert per_chain[0].shape == (G, S, R, n)
     # pooling a data set's chains keeps every draw, in chain order
     assert np.array_equal(lx.by_data_set(flat[0], G, S), per_chain[0].reshape(G, S, R * n))
-    rows = lx.diagnostics_per_group(*per_chain)
-    arrays = lx.diagnostics_arrays(rows)
+    rows = lxe.diagnostics_per_group(*per_chain)
+    arrays = lxe.diagnostics_arrays(rows)
     for key in ("rhat", "ess_bulk", "ess_tail", "drift_z", "ess_per_chain", "median_rhat"):
         assert arrays[key].shape == (G, 3)
         assert_finite(arrays[key], key)
-    assert len(lx.diagnostics_table(rows, list(range(1, G + 1)), "x").splitlines()) == G + 1
+    assert len(lxe.diagnostics_table(rows, list(range(1, G + 1)), "x").splitlines()) == G + 1
 
 
-@covers(lx.z_scores, lx.posterior_copy_share, lx.map_predictions)
+@covers(lxe.z_scores, lx.posterior_copy_share, lx.map_predictions)
 @budget(10)
 @given(G=st.integers(1, 3), seed=seeds, L=st.integers(2, 40))
 def test_z_scores_and_copy_share_valid(G, seed, L):
@@ -451,30 +452,30 @@ def test_z_scores_and_copy_share_valid(G, seed, L):
     moments = [lm.PluginMoments(P=1.0, rms_m=float(a), abs_m=float(a), q=float(b), var_m=1.0, var_q=1.0, loss=1.0,
                                 binder=0.0, rho_row=1.0, rho_rest=1.0, edge_mass=0.0)
                for a, b in zip(rng.uniform(0.1, 2, G), rng.uniform(0, 0.1, G))]
-    z_m, z_q = lx.z_scores(s, moments)
+    z_m, z_q = lxe.z_scores(s, moments)
     assert z_m.shape == z_q.shape == (G,)
     share = lx.posterior_copy_share(moments, L)
     assert share.shape == (G,) and np.all((share >= 0) & (share < 1))
 
 
-@covers(lx.excess_z)
+@covers(lxe.excess_z)
 @budget(10)
 @given(st.lists(st.tuples(st.floats(-10, 10), st.floats(0.01, 5), st.floats(-10, 10)), min_size=1, max_size=8),
        st.floats(0, 0.5))
 def test_excess_z_valid(rows, allowance):
     sampled, se, theory = (np.array(c) for c in zip(*rows))
-    ex = lx.excess_z(sampled, se, theory, allowance)
+    ex = lxe.excess_z(sampled, se, theory, allowance)
     assert (ex >= 0).all()
-    np.testing.assert_allclose(lx.excess_z(sampled, se, theory, 0.0), np.abs(sampled - theory) / se, rtol=1e-12)
+    np.testing.assert_allclose(lxe.excess_z(sampled, se, theory, 0.0), np.abs(sampled - theory) / se, rtol=1e-12)
     inside = np.abs(sampled - theory) <= allowance * np.abs(theory)
     assert (ex[inside] == 0).all()
     # outside the allowance: moving the sample one more s.e. away from the theory adds one to the excess
     away = sampled + np.where(sampled >= theory, se, -se)
-    np.testing.assert_allclose(lx.excess_z(away, se, theory, allowance)[~inside], ex[~inside] + 1, rtol=1e-9, atol=1e-9)
-    assert (lx.excess_z(sampled, se, theory, allowance + 0.1) <= ex).all()  # a larger allowance never adds
+    np.testing.assert_allclose(lxe.excess_z(away, se, theory, allowance)[~inside], ex[~inside] + 1, rtol=1e-9, atol=1e-9)
+    assert (lxe.excess_z(sampled, se, theory, allowance + 0.1) <= ex).all()  # a larger allowance never adds
 
 
-@covers(lx.by_data_set, lx.by_chain, lx.diagnostics_table, lx.diagnostics_arrays, lx.z_scores,
+@covers(lx.by_data_set, lx.by_chain, lxe.diagnostics_table, lxe.diagnostics_arrays, lxe.z_scores,
         lx.posterior_copy_share, lx.map_predictions)
 @budget(30)
 @given(data=st.data())
@@ -495,13 +496,13 @@ def test_linear_chapter_helpers_invalid(data):
         call = lambda: lx.by_chain(**args)  # noqa: E731
     elif which == "diagnostics_table":
         name = "P_values"
-        call = lambda: lx.diagnostics_table([], [1.0], "x")  # noqa: E731
+        call = lambda: lxe.diagnostics_table([], [1.0], "x")  # noqa: E731
     elif which == "diagnostics_arrays":
         name = "rows"
-        call = lambda: lx.diagnostics_arrays(data.draw(st.sampled_from([[], [None]])))  # noqa: E731
+        call = lambda: lxe.diagnostics_arrays(data.draw(st.sampled_from([[], [None]])))  # noqa: E731
     elif which == "z_scores":
         name = "moments"
-        call = lambda: lx.z_scores(summary, [])  # noqa: E731
+        call = lambda: lxe.z_scores(summary, [])  # noqa: E731
     elif which == "posterior_copy_share":
         name = "L"
         call = lambda: lx.posterior_copy_share([], data.draw(bad_ints(2)))  # noqa: E731
