@@ -6,8 +6,10 @@
 * :mod:`copylib.analysis.causal` -- the causal chapter: prior and plug-in checks, the coexistence scan,
   agreement of Adam's starts, sampled copy weights, the order in which rows switch, bimodality;
 * :mod:`copylib.analysis.linear`, :mod:`copylib.analysis.softmax` -- the linear and softmax chapters' analyses
-  (versions tables, z tests against the plug-in marginal, diagnostics summaries, finite-size tables); the
+  (versions tables, z tests against the plug-in marginal, planted starts, the expansion at a spinodal); the
   linear chapter's error-bar calibration, z tables and diagnostics are in :mod:`copylib.analysis.linear_evidence`,
   its threshold tables and bisections in :mod:`copylib.analysis.linear_thresholds`;
+* :mod:`copylib.analysis.softmax_evidence` -- the softmax chapter's evidence: finite-size tables and figure,
+  sampled branches against the plug-in marginal, chain convergence, the plug-in action's error on the exact evidence;
 * :mod:`copylib.analysis.induction` -- the induction chapter's Adam sweeps and posterior sampling.
 """

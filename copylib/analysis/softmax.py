@@ -20,10 +20,16 @@ transition, the chapter starts runs in each basin:
   (leave one chain, or one group of chains sharing a data set, out);
 * :func:`weak_double_minimum` -- the shallow double minimum of the plug-in marginal at
   ``L = 24`` (the one computation the softmax and predictability chapters both quote);
-* :func:`finite_size_frame` -- the finite-size rows of the plug-in marginal as a table;
-* :func:`finite_size_summary` -- barriers, their numerical errors, windows and sharpness across ``L``;
-* :func:`branch_comparison` -- sampled posterior means against the plug-in marginal, basin by
-  basin, with jackknife errors, z-scores and the correlations of the z-scores.
+* :func:`map_data_gain` -- the data gain of the ``map`` action in closed form, and the ratio
+  ``gamma_1 / (alpha_1 + eps)`` it depends on;
+* :func:`spinodal_expansion` -- the one-gap action near its lower spinodal: derivatives there and
+  how the copy minimum's depth and width vanish;
+* :func:`planted_starts` -- Adam runs planted on either side of the barrier top of the ``map``
+  action, with the minimum each should end in.
+
+The evidence the chapter checks (finite-size tables, the comparison of the sampled
+branches with the plug-in marginal, chain convergence, the plug-in action's error on
+the exact evidence) is in :mod:`copylib.analysis.softmax_evidence`.
 
 The chapter's MCMC diagnostics (R-hat of chains grouped by data set, the range
 of ``mean(z^2)`` for correlated z-scores) are in :mod:`copylib.inference.diagnostics`.
@@ -46,35 +52,30 @@ from ..arguments import (
     check_int,
     check_positive,
 )
+from ..inference.map_training import train_map
 from ..inference.posterior_sampling import sample_collapsed_posterior
 from ..model.network import ModelSpec, attention, attention_logits, check_spec
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task, shift_matrix
 from ..posterior.evidence import optimal_readout
-from ..posterior.order_parameters import copy_attention
-from ..theory.plugin_loss import row_stochastic_plugin_loss
-from ..theory.softmax_marginal import (
-    FiniteSizeRow,
-    copy_weight_marginal,
-    finite_size_cumulants,
-    finite_size_row,
-    marginal_scan,
-)
+from ..posterior.order_parameters import copy_attention, copy_weight
+from ..theory import softmax as softmax_theory
+from ..theory.softmax_marginal import finite_size_cumulants, finite_size_row, marginal_scan
 
 __all__ = [
-    "BranchComparison",
     "DoubleMinimum",
-    "FiniteSizeSummary",
     "basin_mean",
-    "branch_comparison",
-    "finite_size_frame",
-    "finite_size_summary",
+    "PlantedStarts",
+    "SpinodalExpansion",
     "interpolate_crossing",
+    "map_data_gain",
     "p3_from_hopping",
     "p3_from_shares",
     "planted_init",
     "planted_logits",
+    "planted_starts",
     "sample_two_starts",
+    "spinodal_expansion",
     "state_fraction",
     "uniform_copy_attention",
     "weak_double_minimum",
@@ -437,268 +438,212 @@ def weak_double_minimum(L: int = 24, V: int = 4, *, seeds=(21, 22), n_draws: int
         cumulants=tuple(cums))
 
 
-def finite_size_frame(rows, errors=None, saddle_points=None) -> pd.DataFrame:
-    """The finite-size rows of the plug-in marginal as a table, one row per ``L``.
+def map_data_gain(Delta, P: float, spec: ModelSpec) -> tuple[np.ndarray, np.ndarray]:
+    """The data gain of the ``map`` action at the gap ``Delta``, in closed form, and the ratio it grows with.
+
+    At the uniform copy pattern with gap ``Delta`` (copy weight ``c = 1 / (1 + (L-1) e^-Delta)``,
+    ``alpha_1 = L (c^2 + (1-c)^2/(L-1))``, ``gamma_1 = L c``) the ``map`` action is
+    ``-G0 gamma_1^2 / (L (alpha_1 + eps)) + (L-1) Delta^2 / (2 sigma_G^2)`` up to a constant in ``Delta``,
+    with ``G0 = P (V-1) / (2 sigma0^2 V)`` and the ridge ``eps = V sigma0^2 L / (omega P)``.
 
     Parameters
     ----------
-    rows : mapping ``L -> (FiniteSizeRow, FiniteSizeRow)``
-        Two independent Sobol sets per ``L`` (A, B).
-    errors : mapping ``L -> float``, optional
-        The numerical error of the barrier above the pooling minimum (nats); without it
-        the table has no ``error`` column.
-    saddle_points : mapping ``version -> (mapping L -> P3)``, optional
-        ``P3`` of saddle-point versions (columns ``"P3 <version>"``, ``nan`` without a jump).
+    Delta : float or array
+        Gaps, finite.
+    P : float > 0
+        Sample size.
+    spec : ModelSpec
+        Softmax.
 
     Returns
     -------
-    pandas.DataFrame
-        Indexed by ``L``: ``two minima`` (both sets), ``P3`` (set A; ``nan`` without a
-        first-order point), ``window`` (the coexistence window of set A, ``lower-upper``,
-        or empty), ``barrier pool``, ``barrier copy`` (nats, at ``P3``), ``error``,
-        ``window / P3``, ``sharpness`` and the saddle-point columns.
+    gain, ratio : arrays of the shape of ``Delta``
+        ``G0 gamma_1^2 / (L (alpha_1 + eps))`` and ``gamma_1 / (alpha_1 + eps)``.
     """
-    if not hasattr(rows, "items"):
-        raise TypeError(f"rows must be a mapping L -> (FiniteSizeRow, FiniteSizeRow), got {type(rows).__name__}")
-    saddle_points = {} if saddle_points is None else saddle_points
-    records = []
-    for n_pos, pair in rows.items():
-        if len(pair) != 2 or not all(isinstance(r, FiniteSizeRow) for r in pair):
-            raise TypeError(f"rows must map L to two FiniteSizeRow (Sobol sets A, B); got {pair!r} at L = {n_pos}")
-        a, b = pair
-        rec = {"L": int(n_pos), "two minima": "yes" if a.two_minima and b.two_minima else
-               ("one set" if a.two_minima or b.two_minima else "no"),
-               "P3": a.P3,
-               "window": f"{a.P_lower:.1f}-{a.P_upper:.1f}" if a.two_minima else "",
-               "barrier pool": a.barrier_height[0], "barrier copy": a.barrier_height[1],
-               **({"error": float(errors.get(n_pos, math.nan))} if errors else {}),
-               "window / P3": a.window if math.isfinite(a.P3) else math.nan,
-               "sharpness": a.sharpness if math.isfinite(a.P3) else math.nan}
-        for version, P3_of in saddle_points.items():
-            rec[f"P3 {version}"] = float(P3_of.get(n_pos, math.nan))
-        records.append(rec)
-    return pd.DataFrame.from_records(records).set_index("L")
+    spec = check_spec(spec, kind="softmax", theory="map_data_gain")
+    Delta = as_real_array("Delta", Delta)
+    check_finite("Delta", Delta)
+    P = check_positive("P", P)
+    c = 1 / (1 + (spec.L - 1) * np.exp(-Delta))
+    alpha_1, gamma_1 = spec.L * (c**2 + (1 - c)**2 / (spec.L - 1)), spec.L * c
+    eps = spec.V * spec.sigma0_sq * spec.L / (spec.omega * P)
+    G0 = P * (spec.V - 1) / (2 * spec.sigma0_sq * spec.V)
+    return G0 * gamma_1**2 / (spec.L * (alpha_1 + eps)), gamma_1 / (alpha_1 + eps)
 
 
 @dataclass(frozen=True)
-class BranchComparison:
-    """Sampled posterior means against the plug-in marginal: see :func:`branch_comparison`.
+class SpinodalExpansion:
+    """The one-gap action near its lower spinodal: see :func:`spinodal_expansion`.
 
     Attributes
     ----------
-    rows : tuple
-        One ``(P, quantity, basin, sampled mean, s.e., theory, z)`` per comparison.
-    corr_blocks : tuple of arrays ``(n, n)``
-        Per ``P``, the estimated correlation matrix of that size's z-scores.
-    n_groups : tuple of int
-        Per ``P``, the number of data sets with a jackknife replicate of every compared mean.
-    theory_err : array ``(n_rows,)``
-        ``|theory - theory_b| / s.e.`` of every comparison (the Sobol error against the sampling error).
-    res_c_near : array ``(len(near),)``
-        For the copy weight at the sizes ``near``: 3.5 error bars over the theory's value (%).
-    res_theory_near : array ``(len(near),)``
-        For the copy weight at the sizes ``near``: ``|theory - theory_b| / s.e.``.
-    marginals : dict
-        ``P -> (marginal, marginal_b)`` of the two sets of cumulants.
+    dS, d2S : float
+        ``S'`` and ``S''`` at the lower spinodal (both zero there).
+    d3S : float
+        The third derivative ``S'''`` there (central difference of ``S''`` with step ``h``).
+    dS_dP : float
+        ``a = dS'/dP`` there (central difference with ``P -+ 1``).
+    rel_P : array ``(2,)``
+        Relative distances ``delta / P_lower`` above the spinodal.
+    depth, width : arrays ``(2,)``
+        Depth ``S_b`` (nats) and width ``x_+ - x_-`` of the copy minimum at those distances
+        (:func:`~copylib.theory.softmax.copy_minimum_depth`).
+    exponents : array ``(2,)``
+        The two-point power laws of ``S_b`` and ``x_+ - x_-`` in ``delta`` (``3/2`` and ``1/2`` expected).
+    depth_far, depth_near : float
+        ``S_b`` at ``P_lower + dP[0]`` and ``P_lower + dP[1]``.
     """
 
-    rows: tuple
-    corr_blocks: tuple
-    n_groups: tuple
-    theory_err: np.ndarray
-    res_c_near: np.ndarray
-    res_theory_near: np.ndarray
-    marginals: dict = field(repr=False)
+    dS: float
+    d2S: float
+    d3S: float
+    dS_dP: float
+    rel_P: np.ndarray
+    depth: np.ndarray
+    width: np.ndarray
+    exponents: np.ndarray
+    depth_far: float
+    depth_near: float
 
-    @property
-    def z(self) -> np.ndarray:
-        """The z-scores of all comparisons, in the order of ``rows``."""
-        return np.array([row[-1] for row in self.rows])
+
+def spinodal_expansion(spinodals, spec: ModelSpec, *, version: str = "mean_field", rel_P=(1e-4, 1e-3),
+                       h: float = 1e-4, dP=(5.0, 1.25)) -> SpinodalExpansion:
+    """Expand the one-gap action ``S(Delta; P)`` around its lower spinodal ``(Delta_lower, P_lower)``.
+
+    Near the spinodal the first two derivatives vanish; with ``delta = P - P_lower`` the copy
+    minimum's depth below the barrier top grows like ``delta^(3/2)`` and its distance from the top
+    like ``delta^(1/2)``, the depth being the third derivative times the distance cubed over 12 at
+    leading order. This returns the pieces of that expansion, from
+    :func:`copylib.theory.softmax.reduced_action_derivatives` and
+    :func:`copylib.theory.softmax.copy_minimum_depth`.
+
+    Parameters
+    ----------
+    spinodals : :class:`~copylib.theory.softmax.Spinodals`
+        Of ``spec`` and ``version``.
+    spec : ModelSpec
+        Softmax.
+    version : str
+        A theory version of :mod:`copylib.theory.softmax` without noise.
+    rel_P : two floats in ``(0, 1)``, increasing
+    h : float > 0
+        Step of the central difference of ``S''``.
+    dP : two floats > 0
+        Distances above ``P_lower`` of ``depth_far`` and ``depth_near``.
+
+    Returns
+    -------
+    SpinodalExpansion
+    """
+    spec = check_spec(spec, kind="softmax", theory="spinodal_expansion")
+    for name in ("P_lower", "Delta_lower"):
+        value = getattr(spinodals, name, None)
+        if not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise TypeError(f"spinodals must be a Spinodals with a finite {name}, got {spinodals!r}")
+    rel_P = as_real_array("rel_P", rel_P)
+    if rel_P.shape != (2,) or not (0 < rel_P[0] < rel_P[1] < 1):
+        raise ValueError(f"rel_P must be two increasing numbers in (0, 1), got {rel_P}")
+    h = check_positive("h", h)
+    if isinstance(dP, (str, bytes)) or not hasattr(dP, "__len__") or len(dP) != 2:
+        raise ValueError(f"dP must be two distances > 0, got {dP!r}")
+    dP = tuple(check_positive("dP", x) for x in dP)
+    D, P = spinodals.Delta_lower, spinodals.P_lower
+
+    def derivs(Delta, P_):
+        return softmax_theory.reduced_action_derivatives(Delta, P_, spec, version=version)
+
+    _, dS, d2S = derivs(D, P)
+    depth, width = np.array([softmax_theory.copy_minimum_depth(P * (1 + r), spec, version) for r in rel_P]).T
+    exponents = np.log(np.array([depth[1] / depth[0], width[1] / width[0]])) / np.log(rel_P[1] / rel_P[0])
+    d3S = (derivs(D + h, P)[2] - derivs(D - h, P)[2]) / (2 * h)
+    dS_dP = (derivs(D, P + 1)[1] - derivs(D, P - 1)[1]) / 2
+    depth_far, depth_near = (softmax_theory.copy_minimum_depth(P + x, spec, version)[0] for x in dP)
+    return SpinodalExpansion(dS=float(dS), d2S=float(d2S), d3S=float(d3S), dS_dP=float(dS_dP), rel_P=rel_P,
+                             depth=depth, width=width, exponents=exponents, depth_far=float(depth_far),
+                             depth_near=float(depth_near))
+
+
+@dataclass(frozen=True)
+class PlantedStarts:
+    """Adam runs planted around the barrier top of the ``map`` action: see :func:`planted_starts`.
+
+    Attributes
+    ----------
+    P : float
+    Delta_min : array
+        The gaps of the local minima of ``S_map`` at ``P`` (pooling first).
+    Delta_top : float
+        The barrier top between the outer two (on a grid of 2001 gaps).
+    fracs : array ``(k,)``
+        Where each run is planted: negative on the pooling side, a fraction of the way from the
+        top to the pooling minimum; positive on the copy side, towards the copy minimum.
+    Delta_planted : array ``(k,)``
+    c_end : array ``(R, k)``
+        The copy weight each run ends at (data set, planted gap).
+    c_predicted : array ``(k,)``
+        The copy weight of the minimum on the planted side.
+    """
+
+    P: float
+    Delta_min: np.ndarray
+    Delta_top: float
+    fracs: np.ndarray
+    Delta_planted: np.ndarray
+    c_end: np.ndarray
+    c_predicted: np.ndarray
 
     def frame(self) -> pd.DataFrame:
-        """The comparisons as a table (one row each)."""
-        return pd.DataFrame(list(self.rows), columns=["P", "quantity", "basin", "sampled", "s.e.", "theory", "z"])
+        """Planted gaps, predicted and reached copy weights, one column per planted gap."""
+        rows = {"planted Delta": self.Delta_planted, "predicted c": self.c_predicted,
+                **{f"data set {s}": c for s, c in enumerate(self.c_end)}}
+        return pd.DataFrame(rows, index=pd.Index(self.fracs, name="planted at")).T
 
 
-def branch_comparison(draws, spec: ModelSpec, cumulants, c_div: float, *, near=(), min_mass: float = 0.05
-                      ) -> BranchComparison:
-    """Compare sampled posterior means with the plug-in marginal, over all draws and basin by basin.
+def planted_starts(C, P: float, spec: ModelSpec, *, fracs=(-0.5, -0.25, 0.25, 0.5), n_steps: int = 1000,
+                   n_records: int = 11) -> PlantedStarts:
+    """Adam planted on either side of the barrier top of ``S_map(Delta; P)``: which minimum does each run reach?
 
-    At every ``P`` of ``draws`` the means of the copy weight ``c``, of ``alpha_1`` and of the
-    test loss (:func:`~copylib.theory.plugin_loss.row_stochastic_plugin_loss`) are compared over
-    all draws and within each basin (``c < c_div``, ``c >= c_div``), and the copy share
-    ``Pr(c >= c_div)`` where the theory puts between 2 % and 98 % of the mass there. A basin
-    enters when the theory gives it at least ``min_mass`` (and not all but ``min_mass``) and at
-    least two data sets visit it. The error of a sampled mean is the leave-one-data-set-out
-    jackknife (:func:`basin_mean`, the two chains of a data set as one group), combined with the
-    theory's numerical error, the difference between two sets of cumulants: ``z = (sampled -
-    theory) / hypot(s.e., theory - theory_b)``. The correlations of the z-scores of one ``P``
-    are estimated from the jackknife replicates, their magnitudes shrunk by the noise bias
-    ``(1 - r^2)^2 / (G - 1)`` of a correlation from ``G`` groups.
+    The local minima of the ``map`` action (:func:`copylib.theory.softmax.action_minima`) and the
+    top between the outer two (the largest action on 2001 gaps between them) set the planted
+    gaps ``Delta_top + f (Delta_top - Delta_pool)`` for ``f < 0`` and ``Delta_top + f (Delta_copy -
+    Delta_top)`` for ``f > 0``; every data set of ``C`` is trained from each planted gap
+    (:func:`planted_init`, :func:`~copylib.inference.map_training.train_map`, no random draw).
 
     Parameters
     ----------
-    draws : mapping ``P -> (c, alpha_1, energy)``
-        Each of shape ``(n_data, 2, n)`` (data set, chain, draw), as :func:`sample_two_starts` returns.
+    C : array ``(R, L, L, V, V)``
+        One co-occurrence tensor per data set.
+    P : float > 0
+        Where ``S_map`` has two minima.
     spec : ModelSpec
-        Softmax, cyclic.
-    cumulants : pair of RowCumulants
-        Two independent sets (:func:`~copylib.theory.softmax_marginal.row_cumulants`).
-    c_div : float in ``(0, 1)``
-        The dividing copy weight between the basins.
-    near : sequence of P
-        Sizes whose copy-weight comparisons enter ``res_c_near`` and ``res_theory_near``.
-    min_mass : float in ``(0, 0.5)``
+        Softmax.
+    fracs : sequence of float in ``[-1, 1]``, none zero
+    n_steps, n_records : int
+        As in :func:`~copylib.inference.map_training.train_map`.
 
     Returns
     -------
-    BranchComparison
+    PlantedStarts
     """
-    spec = check_spec(spec, kind="softmax", theory="branch_comparison")
-    if not hasattr(draws, "items") or len(draws) == 0:
-        raise TypeError(f"draws must be a non-empty mapping P -> (c, alpha_1, energy), got {type(draws).__name__}")
-    if len(cumulants) != 2:
-        raise ValueError(f"cumulants must be a pair of RowCumulants (two Sobol sets), got {len(cumulants)} items")
-    c_div = _finite_scalar("c_div", c_div)
-    if not 0 < c_div < 1:
-        raise ValueError(f"c_div must lie in (0, 1), got {c_div}")
-    min_mass = _finite_scalar("min_mass", min_mass)
-    if not 0 < min_mass < 0.5:
-        raise ValueError(f"min_mass must lie in (0, 0.5), got {min_mass}")
-    near = {float(P) for P in near}
-    L = spec.L
-    basins = {"all": (-np.inf, np.inf), "pool": (-np.inf, c_div), "copy": (c_div, np.inf)}
-    marginals = {P: tuple(copy_weight_marginal(float(P), spec, cu) for cu in cumulants) for P in draws}
-    rows, corr_blocks, n_groups, theory_err, res_c, res_th = [], [], [], [], [], []
-    for P, (c3, a13, _) in draws.items():
-        c3, a13 = as_real_array("draws", c3), as_real_array("draws", a13)
-        if c3.ndim != 3 or c3.shape != a13.shape or c3.shape[1] != 2:
-            raise ValueError(f"draws[{P}] must hold arrays of shape (n_data, 2, n), got {c3.shape}, {a13.shape}")
-        n_data = c3.shape[0]
-        groups = np.repeat(np.arange(n_data), 2)  # chain -> data set
-        c, a1 = c3.reshape(2 * n_data, -1), a13.reshape(2 * n_data, -1)
-        values = {"c": c, "alpha_1": a1, "loss": row_stochastic_plugin_loss(a1, L * c, float(P), spec)}
-        m, m_b = marginals[P]
-        todo = []
-        if 0.02 < m.mass(c_div) < 0.98:
-            todo.append(("copy share", (c >= c_div).astype(float), "all", m.mass(c_div), m_b.mass(c_div)))
-        for basin, (lo, hi) in basins.items():
-            mass = m.mass(lo, hi)
-            visits = np.bincount(groups, ((c >= lo) & (c < hi)).sum(1))
-            if mass < min_mass or (basin != "all" and mass > 1 - min_mass) or (visits > 0).sum() < 2:
-                continue  # little mass, the same as "all", or fewer than two data sets visit the basin
-            for what, x in values.items():
-                todo.append((what, x, basin, m.mean(what, lo, hi), m_b.mean(what, lo, hi)))
-        reps, scale = [], []
-        for what, x, basin, th, th_b in todo:
-            mean, err, loo = basin_mean(x, c, *basins[basin], groups=groups, return_replicates=True)
-            s_ = float(np.hypot(err, th - th_b))
-            rows.append((P, what, basin, mean, err, th, (mean - th) / s_))
-            if what == "c" and float(P) in near:
-                res_c.append(100 * 3.5 * s_ / abs(th))
-                res_th.append(abs(th - th_b) / err)
-            theory_err.append(abs(th - th_b) / err)
-            reps.append(loo)
-            scale.append(s_)
-        if not todo:
-            continue
-        reps, scale = np.array(reps), np.array(scale)
-        ok = np.isfinite(reps).all(0)  # a data set holding every draw of a basin has no replicate
-        G = int(ok.sum())
-        dev = reps[:, ok] - reps[:, ok].mean(1, keepdims=True)
-        cov = (G - 1) / G * dev @ dev.T  # jackknife covariance of the compared means
-        r = cov / np.outer(scale, scale)
-        np.fill_diagonal(r, 1.0)  # z has unit variance: se^2 + delta^2 over itself
-        r = np.clip(r, -1, 1)
-        r2 = np.clip(r**2 - (1 - r**2) ** 2 / (G - 1), 0, 1)  # remove the noise bias of Xi-hat^2
-        np.fill_diagonal(r2, 1.0)
-        corr_blocks.append(np.sign(r) * np.sqrt(r2))
-        n_groups.append(G)
-    return BranchComparison(rows=tuple(rows), corr_blocks=tuple(corr_blocks), n_groups=tuple(n_groups),
-                            theory_err=np.array(theory_err), res_c_near=np.array(res_c),
-                            res_theory_near=np.array(res_th), marginals=marginals)
-
-
-def _finite_scalar(name: str, value) -> float:
-    """``value`` as a finite float, else ``TypeError``/``ValueError`` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return value
-
-
-@dataclass(frozen=True)
-class FiniteSizeSummary:
-    """The finite-size rows of the plug-in marginal in arrays: see :func:`finite_size_summary`.
-
-    Attributes
-    ----------
-    L : int array ``(n,)``
-        The sizes with a first-order point (in Sobol set A), increasing.
-    barrier, barrier_b : arrays ``(n, 2)``
-        Barrier at ``P3`` above the pooling and the copy minimum (nats), Sobol sets A and B.
-    barrier_err : array ``(n, 2)``
-        Numerical error of ``barrier``: ``|A - B|`` plus the change under grid refinement
-        (at a refined ``L``; elsewhere the largest change measured, ``grid_change``).
-    window, sharpness, slope : arrays ``(n, 2)``
-        Of sets A and B (:class:`~copylib.theory.softmax_marginal.FiniteSizeRow`).
-    L_two, L_none : tuple of int
-        The sizes where both sets find two minima, and where neither does.
-    grid_change : float
-        The largest change of a barrier under grid refinement (nats; ``0`` without refined rows).
-    """
-
-    L: np.ndarray
-    barrier: np.ndarray
-    barrier_b: np.ndarray
-    barrier_err: np.ndarray
-    window: np.ndarray
-    sharpness: np.ndarray
-    slope: np.ndarray
-    L_two: tuple
-    L_none: tuple
-    grid_change: float
-
-
-def finite_size_summary(rows, refined=None) -> FiniteSizeSummary:
-    """Collect the finite-size rows of two Sobol sets into arrays, with the barriers' numerical errors.
-
-    Parameters
-    ----------
-    rows : mapping ``L -> (FiniteSizeRow, FiniteSizeRow)``
-        Sobol sets A and B per ``L``.
-    refined : mapping ``L -> FiniteSizeRow``, optional
-        Set A recomputed on a refined tilt grid at some ``L``: the change of its barriers is
-        the grid error there, and the largest such change stands for it at the other ``L``.
-
-    Returns
-    -------
-    FiniteSizeSummary
-    """
-    if not hasattr(rows, "items") or len(rows) == 0:
-        raise TypeError(f"rows must be a non-empty mapping L -> (FiniteSizeRow, FiniteSizeRow), got {rows!r}")
-    for n_pos, pair in rows.items():
-        if len(pair) != 2 or not all(isinstance(r, FiniteSizeRow) for r in pair):
-            raise TypeError(f"rows must map L to two FiniteSizeRow (Sobol sets A, B); got {pair!r} at L = {n_pos}")
-    refined = {} if refined is None else refined
-    if not hasattr(refined, "items") or not all(isinstance(r, FiniteSizeRow) and n in rows for n, r in refined.items()):
-        raise TypeError("refined must map some L of rows to a FiniteSizeRow")
-    sizes = sorted(rows)
-    L_jump = np.array([n for n in sizes if math.isfinite(rows[n][0].P3)], dtype=int)
-
-    def per_set(attr):
-        return np.array([[getattr(rows[n][k], attr) for k in (0, 1)] for n in L_jump], dtype=float).reshape(-1, 2)
-
-    bar = np.array([rows[n][0].barrier_height for n in L_jump], dtype=float).reshape(-1, 2)
-    bar_b = np.array([rows[n][1].barrier_height for n in L_jump], dtype=float).reshape(-1, 2)
-    change = {n: np.abs(np.array(r.barrier_height) - np.array(rows[n][0].barrier_height)) for n, r in refined.items()}
-    grid = float(max((float(np.nanmax(x)) for x in change.values()), default=0.0))
-    err = np.abs(bar - bar_b) + np.array([change.get(n, [grid, grid]) for n in L_jump], dtype=float).reshape(-1, 2)
-    return FiniteSizeSummary(
-        L=L_jump, barrier=bar, barrier_b=bar_b, barrier_err=err, window=per_set("window"),
-        sharpness=per_set("sharpness"), slope=per_set("slope"),
-        L_two=tuple(n for n in sizes if rows[n][0].two_minima and rows[n][1].two_minima),
-        L_none=tuple(n for n in sizes if not (rows[n][0].two_minima or rows[n][1].two_minima)),
-        grid_change=grid)
+    spec = check_spec(spec, kind="softmax", theory="planted_starts")
+    P = check_positive("P", P)
+    fracs = as_real_array("fracs", fracs)
+    if fracs.ndim != 1 or fracs.size == 0 or not ((np.abs(fracs) <= 1) & (fracs != 0)).all():
+        raise ValueError(f"fracs must be non-zero numbers in [-1, 1], got {fracs}")
+    C = as_real_array("C", C)
+    if C.ndim != 5 or C.shape[1:] != (spec.L, spec.L, spec.V, spec.V):
+        raise ValueError(f"C must have shape (R, {spec.L}, {spec.L}, {spec.V}, {spec.V}), got {C.shape}")
+    D_min, _ = softmax_theory.action_minima(P, spec, "map")
+    if D_min.size < 2:
+        raise ValueError(f"P: S_map must have two minima at P = {P}, it has {D_min.size}")
+    D_line = np.linspace(D_min[0], D_min[-1], 2001)
+    D_top = D_line[np.argmax(softmax_theory.reduced_action(D_line, P, spec, version="map"))]
+    D_plant = np.where(fracs < 0, D_top + fracs * (D_top - D_min[0]), D_top + fracs * (D_min[-1] - D_top))
+    n_data = C.shape[0]
+    C_runs = np.repeat(C, fracs.size, axis=0)  # run = (data set, planted gap)
+    runs = train_map(C_runs, spec, init=planted_init(np.tile(D_plant, n_data), C_runs, spec), n_steps=n_steps,
+                     n_records=n_records)
+    c_end = np.asarray(copy_weight(runs.A)).reshape(n_data, fracs.size)
+    c_pred = softmax_theory.copy_weight_of_gap(np.where(fracs < 0, D_min[0], D_min[-1]), spec, version="map")
+    return PlantedStarts(P=P, Delta_min=D_min, Delta_top=float(D_top), fracs=fracs, Delta_planted=D_plant,
+                         c_end=c_end, c_predicted=np.asarray(c_pred))

@@ -168,46 +168,39 @@ def test_weak_double_minimum_at_L24_has_no_first_order_point():
     assert d.delta_F_max < 0  # the copy side holds more mass inside the windows
 
 
-def test_finite_size_frame_is_one_row_per_L():
-    d = sx.weak_double_minimum(24, 4, seeds=(21, 22), n_draws=512)
-    frame = sx.finite_size_frame({24: d.rows}, errors={24: 0.01}, saddle_points={"map": {24: 150.0}})
-    assert list(frame.index) == [24]
-    assert frame.loc[24, "P3 map"] == 150.0 and frame.loc[24, "error"] == 0.01
-    assert np.isnan(frame.loc[24, "P3"])
-    with pytest.raises(TypeError, match="rows"):
-        sx.finite_size_frame([d.rows])
+@pytest.fixture(scope="module")
+def spec32():
+    return cl.ModelSpec(L=32, V=4, kind="softmax")
 
 
-def _marginal_draws(spec, cum, P_values, n_data, rng, shift=0.0):
-    """Draws of c from the plug-in marginal itself (alpha_1 of the uniform copy state), shape (n_data, 2, 40)."""
-    from copylib.theory import softmax_marginal as se
-    out = {}
-    for P in P_values:
-        m = se.copy_weight_marginal(float(P), spec, cum)
-        w = np.exp(m.log_density)
-        c = np.clip(rng.choice(m.c, p=w / w.sum(), size=(n_data, 2, 40)) + shift, 1e-3, 0.999)
-        a1 = spec.L * (c**2 + (1 - c) ** 2 / (spec.L - 1))
-        out[P] = (c, a1, np.zeros_like(c))
-    return out
+def test_spinodal_expansion_has_the_square_root_laws_of_a_fold(spec32):
+    from copylib.theory import softmax as st
+    sp = st.spinodals(spec32)
+    ex = sx.spinodal_expansion(sp, spec32, rel_P=(1e-4, 1e-3), h=1e-4, dP=(5.0, 1.25))
+    np.testing.assert_allclose([ex.dS, ex.d2S], 0.0, atol=1e-6)  # a fold: S' = S'' = 0
+    np.testing.assert_allclose(ex.exponents, [1.5, 0.5], atol=0.01)
+    np.testing.assert_allclose(ex.depth[1], ex.d3S * ex.width[1] ** 3 / 12, rtol=0.01)
+    assert ex.dS_dP < 0 < ex.d3S
+    # the depth grows like delta^(3/2): 4^(3/2) = 8 between P_lower + 1.25 and P_lower + 5, to O(delta / P_lower)
+    np.testing.assert_allclose(ex.depth_far / ex.depth_near, 8.0, rtol=0.05)
+    third = (st.reduced_action_derivatives(sp.Delta_lower + 1e-3, sp.P_lower, spec32)[2]
+             - st.reduced_action_derivatives(sp.Delta_lower - 1e-3, sp.P_lower, spec32)[2]) / 2e-3
+    np.testing.assert_allclose(ex.d3S, third, rtol=1e-4)  # the step h does not matter at this precision
 
 
-def test_branch_comparison_of_draws_from_the_marginal():
-    """Draws of c from the theory itself agree with it; shifted draws do not."""
-    from copylib.theory import softmax_marginal as se
-    spec = cl.ModelSpec(L=8, V=4, kind="softmax")
-    cums = tuple(se.row_cumulants(spec, np.random.default_rng(s), n_draws=256) for s in (1, 2))
-    draws = _marginal_draws(spec, cums[0], [20, 90], 8, np.random.default_rng(0))
-    bc = sx.branch_comparison(draws, spec, cums, 0.3, near=[90])
-    frame = bc.frame()
-    assert list(frame.columns) == ["P", "quantity", "basin", "sampled", "s.e.", "theory", "z"]
-    assert len(frame) == len(bc.z) == bc.theory_err.size
-    c_rows = frame[frame.quantity == "c"]
-    assert (np.abs(c_rows.z) < 4).all()
-    assert set(frame.basin[frame.P == 90]) == {"all", "pool", "copy"}
-    assert bc.res_c_near.size == 3 and len(bc.corr_blocks) == len(bc.n_groups) == 2
-    for block in bc.corr_blocks:
-        np.testing.assert_allclose(np.diag(block), 1.0)
-        assert (np.abs(block) <= 1).all()
-    shifted = sx.branch_comparison(_marginal_draws(spec, cums[0], [20], 8, np.random.default_rng(0), 0.05),
-                                   spec, cums, 0.3)
-    assert np.abs(shifted.frame().query("quantity == 'c'").z).max() > 5
+def test_planted_starts_end_in_the_minimum_of_their_side(spec32):
+    from copylib.theory import softmax as st
+    sp = st.spinodals(spec32, "map")
+    P = 0.5 * (sp.P_lower + sp.P_upper)
+    C = cl.nested_cooccurrence([int(P)], spec32, np.random.default_rng(0))
+    ps = sx.planted_starts(C, P, spec32, fracs=(-0.5, 0.5), n_steps=300)
+    lo, hi = ps.Delta_min[0], ps.Delta_min[-1]
+    assert lo < ps.Delta_planted[0] < ps.Delta_top < ps.Delta_planted[1] < hi
+    np.testing.assert_allclose(ps.Delta_planted, [ps.Delta_top - 0.5 * (ps.Delta_top - lo),
+                                                  ps.Delta_top + 0.5 * (hi - ps.Delta_top)])
+    c_lo, c_hi = st.copy_weight_of_gap(np.array([lo, hi]), spec32, version="map")
+    np.testing.assert_allclose(ps.c_predicted, [c_lo, c_hi])
+    np.testing.assert_allclose(ps.c_end[0], ps.c_predicted, atol=0.1 * (c_hi - c_lo))
+    assert list(ps.frame().index) == ["planted Delta", "predicted c", "data set 0"]
+    with pytest.raises(ValueError, match="P"):
+        sx.planted_starts(C, 50.0, spec32)  # a single minimum

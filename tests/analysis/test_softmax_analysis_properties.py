@@ -1,4 +1,4 @@
-"""Property tests of copylib.analysis.softmax: the L = 24 double minimum and the finite-size table."""
+"""Property tests of copylib.analysis.softmax: the L = 24 double minimum and the map action's data gain."""
 
 from __future__ import annotations
 
@@ -9,49 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.analysis import softmax as sx
-from copylib.theory.softmax_marginal import FiniteSizeRow
 
 from props_helpers import budget, covers, raises_naming
-
-
-def _row(L, two, P3, lo=100.0, width=2.0, bar=(0.5, 0.2)):
-    nan2 = (math.nan, math.nan)
-    return FiniteSizeRow(L=L, V=4, P_peak=lo + 1, scanned=(lo - 50, lo + 50), step=0.1, two_minima=two,
-                         max_depth=0.01 if two else 0.0, shoulder=-0.1 if two else 0.1,
-                         P_lower=lo if two else math.nan, P_upper=lo + width if two else math.nan,
-                         P3=P3 if two else math.nan, barrier_height=bar if two and math.isfinite(P3) else nan2,
-                         barrier=0.1, slope=-0.5)
-
-
-@covers(sx.finite_size_frame)
-@budget(30)
-@given(Ls=st.lists(st.integers(3, 200), min_size=1, max_size=6, unique=True), data=st.data())
-def test_finite_size_frame_one_row_per_L(Ls, data):
-    rows, errors = {}, {}
-    for L in Ls:
-        two = data.draw(st.booleans())
-        P3 = data.draw(st.sampled_from([math.nan, 101.0]))
-        rows[L] = (_row(L, two, P3), _row(L, two, P3))
-        errors[L] = data.draw(st.floats(0, 1))
-    frame = sx.finite_size_frame(rows, errors=errors, saddle_points={"mean_field": {Ls[0]: 50.0}})
-    assert list(frame.index) == Ls
-    for L in Ls:
-        a = rows[L][0]
-        assert frame.loc[L, "two minima"] == ("yes" if a.two_minima else "no")
-        assert (frame.loc[L, "window"] != "") == a.two_minima
-        if math.isfinite(a.P3):
-            assert frame.loc[L, "window / P3"] == a.window and frame.loc[L, "sharpness"] == a.sharpness
-        else:
-            assert np.isnan(frame.loc[L, "P3"]) and np.isnan(frame.loc[L, "sharpness"])
-    assert frame.loc[Ls[0], "P3 mean_field"] == 50.0
-
-
-@covers(sx.finite_size_frame)
-@budget(10)
-@given(bad=st.sampled_from([[1, 2], "rows", 3.0]))
-def test_finite_size_frame_refuses_non_mappings(bad):
-    with raises_naming("rows", TypeError):
-        sx.finite_size_frame(bad)
 
 
 @covers(sx.weak_double_minimum, sx.DoubleMinimum)
@@ -79,69 +38,96 @@ def test_weak_double_minimum_window_and_depth_are_consistent(seed):
         assert d.width == 0.0 and d.depth == 0.0 and math.isnan(d.P_lower) and math.isnan(d.delta_F_max)
 
 
-@covers(sx.branch_comparison, sx.BranchComparison)
+@covers(sx.map_data_gain)
 @budget(20)
-@given(which=st.sampled_from(["c_div", "min_mass", "draws", "cumulants"]), data=st.data())
-def test_branch_comparison_names_a_bad_argument(which, data):
+@given(L=st.integers(3, 40), V=st.integers(2, 6), P=st.floats(1.0, 1e4),
+       Delta=st.lists(st.floats(-5, 8), min_size=1, max_size=5))
+def test_map_data_gain_is_G0_times_copy_weight_times_ratio(L, V, P, Delta):
     import copylib as cl
-    from copylib.theory import softmax_marginal as se
-    spec = cl.ModelSpec(L=8, V=4, kind="softmax")
-    cum = se.row_cumulants(spec, np.random.default_rng(1), n_draws=16, lam1=np.linspace(-60, 10, 8),
-                           lam2=np.linspace(-30, 60, 10))
-    c = np.full((2, 2, 3), 0.1)
-    args = {"draws": {20: (c, c, c)}, "spec": spec, "cumulants": (cum, cum), "c_div": 0.2}
-    args[which] = data.draw({"c_div": st.sampled_from([0.0, 1.0, -0.5, math.nan, "0.2", True]),
-                             "min_mass": st.sampled_from([0.0, 0.5, math.inf, "x"]),
-                             "draws": st.sampled_from([{}, [1, 2], None]),
-                             "cumulants": st.sampled_from([(cum,), (cum, cum, cum)])}[which])
-    with raises_naming(which):
-        sx.branch_comparison(**args)
+    spec = cl.ModelSpec(L=L, V=V, kind="softmax")
+    Delta = np.array(Delta)
+    gain, ratio = sx.map_data_gain(Delta, P, spec)
+    c = 1 / (1 + (L - 1) * np.exp(-Delta))
+    G0 = P * (V - 1) / (2 * spec.sigma0_sq * V)
+    # gamma_1^2 / L = gamma_1 c: the gain is G0 c gamma_1 / (alpha_1 + eps)
+    np.testing.assert_allclose(gain, G0 * c * ratio, rtol=1e-12)
+    # alpha_1 >= L c^2 = gamma_1 c (Cauchy-Schwarz over a row) and eps > 0: 0 < ratio < 1 / c
+    assert (ratio > 0).all() and (ratio * c < 1 + 1e-12).all()
 
 
-@covers(sx.branch_comparison, sx.BranchComparison)
-@budget(5)
-@given(seed=st.integers(0, 2**16), n_data=st.integers(2, 5), c_div=st.floats(0.15, 0.4))
-def test_branch_comparison_rows_are_consistent(seed, n_data, c_div):
-    import copylib as cl
-    from copylib.theory import softmax_marginal as se
-    spec = cl.ModelSpec(L=8, V=4, kind="softmax")
-    cum = se.row_cumulants(spec, np.random.default_rng(1), n_draws=64)
-    rng = np.random.default_rng(seed)
-    c = rng.uniform(0.05, 0.6, size=(n_data, 2, 7))
-    a1 = 8 * (c**2 + (1 - c) ** 2 / 7)
-    bc = sx.branch_comparison({50: (c, a1, c)}, spec, (cum, cum), c_div, near=[50])
-    for P, _what, basin, mean, err, th, z in bc.rows:
-        assert P == 50 and basin in ("all", "pool", "copy") and err >= 0
-        assert math.isfinite(th)
-        if err > 0:  # identical cumulants: no theory error, z is the plain t statistic
-            assert math.isclose(z, (mean - th) / err, rel_tol=1e-12, abs_tol=1e-12)
-    assert len(bc.rows) == bc.theory_err.size
-    if bc.rows:
-        assert bc.corr_blocks[0].shape == (len(bc.rows), len(bc.rows))
-
-
-@covers(sx.finite_size_summary, sx.FiniteSizeSummary)
-@budget(30)
-@given(Ls=st.lists(st.integers(3, 200), min_size=1, max_size=6, unique=True), data=st.data())
-def test_finite_size_summary_errors_bound_the_set_difference(Ls, data):
-    rows = {}
-    for L in Ls:
-        two = data.draw(st.booleans())
-        P3 = data.draw(st.sampled_from([math.nan, 101.0]))
-        bars = [tuple(data.draw(st.floats(0, 10)) for _ in range(2)) for _ in range(2)]
-        rows[L] = (_row(L, two, P3, bar=bars[0]), _row(L, two, P3, bar=bars[1]))
-    jump = sorted(L for L in Ls if math.isfinite(rows[L][0].P3))
-    refined = {jump[0]: _row(jump[0], True, 101.0, bar=(0.0, 0.0))} if jump else {}
-    fs = sx.finite_size_summary(rows, refined)
-    assert list(fs.L) == jump and fs.barrier.shape == fs.barrier_err.shape == (len(jump), 2)
-    assert (fs.barrier_err >= np.abs(fs.barrier - fs.barrier_b) - 1e-12).all()
-    assert fs.grid_change >= 0 and set(fs.L_two).isdisjoint(fs.L_none)
-    assert set(fs.L_two) | set(fs.L_none) == set(Ls)  # both sets of a row agree here
-
-
-@covers(sx.finite_size_summary)
+@covers(sx.map_data_gain)
 @budget(10)
-@given(bad=st.sampled_from([{}, [1, 2], None, {24: (1, 2)}]))
-def test_finite_size_summary_refuses_bad_rows(bad):
-    with raises_naming("rows", TypeError):
-        sx.finite_size_summary(bad)
+@given(which=st.sampled_from(["P", "Delta"]), data=st.data())
+def test_map_data_gain_names_a_bad_argument(which, data):
+    import copylib as cl
+    spec = cl.ModelSpec(L=8, V=4, kind="softmax")
+    args = {"Delta": 1.0, "P": 100.0}
+    args[which] = data.draw({"P": st.sampled_from([0.0, -3.0, math.inf, "100"]),
+                             "Delta": st.sampled_from([math.nan, [1.0, math.inf]])}[which])
+    with raises_naming(which):
+        sx.map_data_gain(args["Delta"], args["P"], spec)
+
+
+def _spec32():
+    import copylib as cl
+    return cl.ModelSpec(L=32, V=4, kind="softmax")
+
+
+@covers(sx.spinodal_expansion, sx.SpinodalExpansion)
+@budget(5)
+@given(r0=st.floats(1e-4, 5e-4), ratio=st.floats(2.0, 10.0), h=st.floats(1e-5, 1e-3))
+def test_spinodal_expansion_exponents_are_two_point_slopes(r0, ratio, h):
+    from copylib.theory import softmax as theory
+    spec = _spec32()
+    ex = sx.spinodal_expansion(theory.spinodals(spec), spec, rel_P=(r0, r0 * ratio), h=h)
+    slopes = np.log([ex.depth[1] / ex.depth[0], ex.width[1] / ex.width[0]]) / np.log(ratio)
+    np.testing.assert_allclose(ex.exponents, slopes, rtol=1e-9)
+    assert (ex.depth > 0).all() and (ex.width > 0).all() and ex.depth[1] > ex.depth[0]
+    assert abs(ex.exponents[0] - 1.5) < 0.05 and abs(ex.exponents[1] - 0.5) < 0.05
+
+
+@covers(sx.spinodal_expansion)
+@budget(10)
+@given(which=st.sampled_from(["spinodals", "rel_P", "h", "dP"]), data=st.data())
+def test_spinodal_expansion_names_a_bad_argument(which, data):
+    from copylib.theory import softmax as theory
+    spec = _spec32()
+    args = {"spinodals": theory.Spinodals(300.0, 350.0, 1.5, 0.6)}
+    args[which] = data.draw({"spinodals": st.sampled_from([None, (300.0, 350.0), 3.0]),
+                             "rel_P": st.sampled_from([(1e-3, 1e-4), (0.0, 1e-3), (1e-4,), (1e-4, 2.0)]),
+                             "h": st.sampled_from([0.0, -1e-4, math.nan]),
+                             "dP": st.sampled_from([(5.0,), (5.0, -1.0), "55"])}[which])
+    with raises_naming(which):
+        sx.spinodal_expansion(args.pop("spinodals"), spec, **args)
+
+
+@covers(sx.planted_starts, sx.PlantedStarts)
+@budget(3)
+@given(fracs=st.lists(st.sampled_from([-1.0, -0.5, -0.25, 0.25, 0.5, 1.0]), min_size=1, max_size=4, unique=True))
+def test_planted_starts_plant_between_the_minima_on_the_side_of_their_sign(fracs):
+    import copylib as cl
+    from copylib.theory import softmax as theory
+    spec = _spec32()
+    sp = theory.spinodals(spec, "map")
+    P = 0.5 * (sp.P_lower + sp.P_upper)
+    C = cl.nested_cooccurrence([int(P)], spec, np.random.default_rng(0))
+    ps = sx.planted_starts(C, P, spec, fracs=fracs, n_steps=1, n_records=1)
+    f = np.array(fracs)
+    assert ps.c_end.shape == (1, f.size)
+    side = np.where(f < 0, ps.Delta_min[0], ps.Delta_min[-1])
+    # planted a fraction |f| of the way from the top to the minimum of its side
+    np.testing.assert_allclose(ps.Delta_planted - ps.Delta_top, np.abs(f) * (side - ps.Delta_top), atol=1e-12)
+    np.testing.assert_allclose(ps.c_predicted, theory.copy_weight_of_gap(side, spec, version="map"))
+
+
+@covers(sx.planted_starts)
+@budget(10)
+@given(which=st.sampled_from(["fracs", "C", "P"]), data=st.data())
+def test_planted_starts_names_a_bad_argument(which, data):
+    spec = _spec32()
+    args = {"C": np.zeros((1, 32, 32, 4, 4)), "P": 340.0, "fracs": (-0.5, 0.5)}
+    args[which] = data.draw({"fracs": st.sampled_from([(0.0,), (), (1.5,), ((0.5,),)]),
+                             "C": st.sampled_from([np.zeros((32, 32, 4, 4)), np.zeros((1, 8, 8, 4, 4))]),
+                             "P": st.sampled_from([0.0, -1.0, 20.0])}[which])
+    with raises_naming(which):
+        sx.planted_starts(args["C"], args["P"], spec, fracs=args["fracs"], n_steps=1)
