@@ -300,20 +300,20 @@ class SampledObservable:
     theory: tuple[float, ...]
     z: tuple[float, ...]
 
-    def lines(self, kind: str) -> list[str]:
-        """One printable line per sample size, headed by ``kind``."""
-        return [f"{kind:8s} P = {P:5d}: sampled {s:.4f} ± {e:.4f}, theory {t:.4f}, z = {z:+.1f}"
+    def lines(self, label: str) -> list[str]:
+        """One printable line per sample size, headed by ``label``."""
+        return [f"{label:8s} P = {P:5d}: sampled {s:.4f} ± {e:.4f}, theory {t:.4f}, z = {z:+.1f}"
                 for P, s, e, t, z in zip(self.P, self.sampled, self.se, self.theory, self.z)]
 
 
-def sampled_copy_observable(kind: str, samples, P_values, n_chains: int, L: int, theory) -> SampledObservable:
+def sampled_copy_observable(observable: str, samples, P_values, n_chains: int, L: int, theory) -> SampledObservable:
     """The copy observable of sampled chains at each sample size, against the theory curve.
 
     Parameters
     ----------
-    kind : ``"linear"`` or ``"softmax"``
-        Linear: the copy share of the chain means (:func:`copy_share_of_chains`, from
-        ``samples["m"]`` and ``samples["q"]``); softmax: the mean copy weight
+    observable : ``"copy_share"`` or ``"copy_weight"``
+        ``"copy_share"`` (linear attention): the copy share of the chain means (:func:`copy_share_of_chains`, from
+        ``samples["m"]`` and ``samples["q"]``); ``"copy_weight"`` (softmax attention): the mean copy weight
         (``samples["c"]``) with its jackknife error over chains
         (:func:`copylib.analysis.softmax.basin_mean`).
     samples : mapping of arrays ``(n_chains * len(P_values), n_draws)``
@@ -331,8 +331,8 @@ def sampled_copy_observable(kind: str, samples, P_values, n_chains: int, L: int,
     -------
     SampledObservable
     """
-    if kind not in ("linear", "softmax"):
-        raise ValueError(f"kind must be 'linear' or 'softmax', got {kind!r}")
+    if observable not in ("copy_share", "copy_weight"):
+        raise ValueError(f"observable must be 'copy_share' or 'copy_weight', got {observable!r}")
     n_chains = check_int("n_chains", n_chains, 2)
     L = check_int("L", L, 2)
     if not callable(theory):
@@ -341,7 +341,7 @@ def sampled_copy_observable(kind: str, samples, P_values, n_chains: int, L: int,
     rows = []
     for i, P in enumerate(P_values):
         sl = slice(i * n_chains, (i + 1) * n_chains)
-        if kind == "linear":
+        if observable == "copy_share":
             m, q = np.asarray(samples["m"][sl]), np.asarray(samples["q"][sl])
             if m.shape[0] != n_chains:
                 raise ValueError(f"samples must hold n_chains = {n_chains} chains per sample size")

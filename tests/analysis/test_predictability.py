@@ -87,17 +87,17 @@ def test_sampled_copy_observable_matches_the_estimators():
     n_chains, L = 4, 8
     m = rng.normal(0.5, 0.1, size=(2 * n_chains, 50))
     q = rng.normal(0.05, 0.01, size=(2 * n_chains, 50))
-    lin = pr.sampled_copy_observable("linear", {"m": m, "q": q}, [100, 200], n_chains, L, lambda P: (0.4, 1.0))
+    lin = pr.sampled_copy_observable("copy_share", {"m": m, "q": q}, [100, 200], n_chains, L, lambda P: (0.4, 1.0))
     for i in range(2):
         sl = slice(i * n_chains, (i + 1) * n_chains)
         share, err = pr.copy_share_of_chains((L - 1) * (q[sl] * np.sign(m[sl])).mean(-1), np.abs(m[sl]).mean(-1))
         assert lin.sampled[i] == share and lin.se[i] == err and lin.z[i] == (share - 0.4) / err
     c = rng.uniform(0.0, 1.0, size=(2 * n_chains, 50))
-    soft = pr.sampled_copy_observable("softmax", {"c": c}, [100, 200], n_chains, L, lambda P: (P / 1000, 1.0))
+    soft = pr.sampled_copy_observable("copy_weight", {"c": c}, [100, 200], n_chains, L, lambda P: (P / 1000, 1.0))
     mean, err = basin_mean(c[n_chains:], c[n_chains:])
     assert soft.sampled[1] == mean and soft.se[1] == err and soft.theory == (0.1, 0.2)
     assert soft.lines("softmax")[0].startswith("softmax  P =   100: sampled")
-    with pytest.raises(ValueError, match="kind"):
+    with pytest.raises(ValueError, match="observable"):
         pr.sampled_copy_observable("other", {"c": c}, [100], n_chains, L, lambda P: (0.1,))
     with pytest.raises(ValueError, match="samples"):
-        pr.sampled_copy_observable("softmax", {"c": c}, [100, 200, 300], n_chains, L, lambda P: (0.1,))
+        pr.sampled_copy_observable("copy_weight", {"c": c}, [100, 200, 300], n_chains, L, lambda P: (0.1,))

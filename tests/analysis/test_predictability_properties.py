@@ -140,24 +140,24 @@ def test_finite_size_forecast_invalid(which, data):
 
 @covers(pr.sampled_copy_observable, pr.SampledObservable)
 @budget(30)
-@given(n_chains=st.integers(2, 6), n_P=st.integers(1, 3), kind=st.sampled_from(["linear", "softmax"]), seed=seeds)
-def test_sampled_copy_observable_valid(n_chains, n_P, kind, seed):
+@given(n_chains=st.integers(2, 6), n_P=st.integers(1, 3), observable=st.sampled_from(["copy_share", "copy_weight"]), seed=seeds)
+def test_sampled_copy_observable_valid(n_chains, n_P, observable, seed):
     rng = np.random.default_rng(seed)
     shape = (n_chains * n_P, 20)
     samples = {"m": rng.normal(0.5, 0.2, size=shape), "q": rng.normal(0.05, 0.02, size=shape),
                "c": rng.uniform(0.0, 1.0, size=shape)}
-    s = pr.sampled_copy_observable(kind, samples, list(range(100, 100 + n_P)), n_chains, 6, lambda P: (0.3, 0.0))
-    assert len(s.z) == len(s.lines(kind)) == n_P and all(e > 0 for e in s.se)
+    s = pr.sampled_copy_observable(observable, samples, list(range(100, 100 + n_P)), n_chains, 6, lambda P: (0.3, 0.0))
+    assert len(s.z) == len(s.lines(observable)) == n_P and all(e > 0 for e in s.se)
     np.testing.assert_allclose(np.array(s.z) * s.se, np.array(s.sampled) - 0.3, rtol=1e-9, atol=1e-12)
 
 
 @covers(pr.sampled_copy_observable)
 @budget(20)
-@given(which=st.sampled_from(["kind", "n_chains", "L", "theory"]), data=st.data())
+@given(which=st.sampled_from(["observable", "n_chains", "L", "theory"]), data=st.data())
 def test_sampled_copy_observable_invalid(which, data):
-    args = dict(kind="softmax", samples={"c": np.full((4, 5), 0.5)}, P_values=[100, 200], n_chains=2, L=6,
+    args = dict(observable="copy_weight", samples={"c": np.full((4, 5), 0.5)}, P_values=[100, 200], n_chains=2, L=6,
                 theory=lambda P: (0.5,))
-    args[which] = data.draw({"kind": st.sampled_from(["Linear", "", None]), "n_chains": st.sampled_from([1, 0, 2.5]),
+    args[which] = data.draw({"observable": st.sampled_from(["linear", "", None]), "n_chains": st.sampled_from([1, 0, 2.5]),
                              "L": st.sampled_from([1, -3, 4.0]), "theory": st.sampled_from([None, 0.5])}[which])
     with raises_naming(which):
         pr.sampled_copy_observable(**args)
