@@ -13,6 +13,12 @@ share of the plug-in posterior means of linear attention and the posterior
 variance of the copy amplitude) and :func:`softmax_copy_observables` (mean and
 variance of the softmax copy weight under its plug-in marginal);
 :func:`copy_share_of_chains` is the copy share of sampled chains with its error.
+
+What the forecasting chapter computes from them: :func:`window_forecasts` (both
+forecasters on windows of observations below a threshold),
+:func:`finite_size_forecast` (the jump of the softmax plug-in marginal at another
+length and the susceptibility forecast of it) and :func:`sampled_copy_observable`
+(sampled observables against the theory curve, as z-scores).
 """
 
 from __future__ import annotations
@@ -22,14 +28,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arguments import as_real_array, check_finite, check_positive
+from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
 from ..model.network import ModelSpec
 from ..theory.linear import copy_share
 from ..theory.linear_marginal import plugin_posterior_moments
-from ..theory.softmax_marginal import copy_weight_marginal
+from ..theory.softmax_marginal import FiniteSizeRow, copy_weight_marginal, finite_size_row, row_cumulants
+from .softmax import basin_mean
 
 __all__ = ["Forecast", "power_law_forecast", "susceptibility_forecast", "linear_copy_observables",
-           "softmax_copy_observables", "copy_share_of_chains"]
+           "softmax_copy_observables", "copy_share_of_chains", "WindowForecasts", "window_forecasts",
+           "FiniteSizeForecast", "finite_size_forecast", "SampledObservable", "sampled_copy_observable"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +160,199 @@ def copy_share_of_chains(Q, M) -> tuple[float, float]:
     grad = np.array([M_, -Q_]) / (M_ + Q_) ** 2
     cov = np.cov(np.stack([Q, M])) / Q.size
     return float(Q_ / (M_ + Q_)), float(np.sqrt(grad @ cov @ grad))
+
+
+@dataclass(frozen=True)
+class WindowForecasts:
+    """:func:`window_forecasts` result, one entry per window.
+
+    ratio_mean : power-law forecast of the order parameter divided by the threshold;
+    ratio_var : susceptibility forecast divided by the threshold;
+    observations : array ``(n_windows, 3, 2)``, the observable and its variance at each ``P``.
+    """
+
+    ratio_mean: tuple[float, ...]
+    ratio_var: tuple[float, ...]
+    observations: np.ndarray
+
+
+def window_forecasts(observables, P_star: float, windows, start: float, y_star: float) -> WindowForecasts:
+    """Run both forecasters on observations at fractions of a threshold ``P_star``.
+
+    Parameters
+    ----------
+    observables : callable ``P -> (y, var)``
+        The observable and its posterior variance at ``P`` (e.g.
+        :func:`linear_copy_observables` with its spec bound).
+    P_star : float > 0
+        The threshold.
+    windows : sequence of sequences of float
+        Each window: increasing fractions of ``P_star`` (positive, at least two).
+    start : float
+        The observable far below the threshold (its value at ``P = 0``).
+    y_star : float
+        The observable at the threshold (``> start``).
+
+    Returns
+    -------
+    WindowForecasts
+        For each window the power-law forecast (:func:`power_law_forecast` of
+        ``y - start`` with target ``y_star - start``) and the susceptibility forecast
+        (:func:`susceptibility_forecast` of the variance), both divided by ``P_star``.
+    """
+    P_star = check_positive("P_star", P_star)
+    if not callable(observables):
+        raise TypeError(f"observables must be callable P -> (y, var), got {type(observables).__name__}")
+    start, y_star = float(start), float(y_star)
+    for name, value in (("start", start), ("y_star", y_star)):
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+    if not y_star > start:
+        raise ValueError(f"y_star must be > start (the observable grows to the threshold), got {y_star} <= {start}")
+    if len(windows) == 0:
+        raise ValueError("windows must hold at least one window")
+    ratio_mean, ratio_var, data = [], [], []
+    for w in windows:
+        P_obs = np.array(w) * P_star
+        y = np.array([observables(P) for P in P_obs])
+        data.append(y)
+        forecast = power_law_forecast(P_obs, (y[:, 0] - start), y_star - start)
+        ratio_mean.append(forecast.P_forecast / P_star)
+        ratio_var.append(susceptibility_forecast(P_obs, y[:, 1]) / P_star)
+    return WindowForecasts(ratio_mean=tuple(ratio_mean), ratio_var=tuple(ratio_var), observations=np.array(data))
+
+
+@dataclass(frozen=True)
+class FiniteSizeForecast:
+    """:func:`finite_size_forecast` result.
+
+    row : the jump of the plug-in marginal (:func:`copylib.theory.softmax_marginal.finite_size_row`);
+    forecast : susceptibility forecast divided by ``row.P3`` (``nan`` without a first-order point).
+    """
+
+    row: FiniteSizeRow
+    forecast: float
+
+    @property
+    def summary(self) -> str:
+        """One line: the first-order point, its barriers and the forecast, or why there is none."""
+        row = self.row
+        if not np.isfinite(row.P3):
+            seen = (f"two minima over {row.P_lower:.1f}-{row.P_upper:.1f}, depth {row.max_depth:.4f} nats,"
+                    " basin masses never equal" if row.two_minima else
+                    f"no two minima at a step of {row.step:.2f} over {row.scanned[0]:.0f}-{row.scanned[1]:.0f}")
+            return f"no first-order point ({seen}); crossover (variance peak) at P = {row.P_peak:.0f}"
+        return (f"P3 = {row.P3:.0f}, barrier {np.round(row.barrier_height, 2)} nats,"
+                f" susceptibility forecast / P3 = {self.forecast:.2f}")
+
+
+def finite_size_forecast(L: int, V: int, window, rng: np.random.Generator, *, rel_step: float = 1e-3,
+                         P_range=None, n_coarse: int = 61, **cumulant_kwargs) -> FiniteSizeForecast:
+    """The jump of the softmax plug-in marginal at ``(L, V)`` and the susceptibility forecast of it.
+
+    Parameters
+    ----------
+    L, V : int
+        The model size (softmax attention, default priors).
+    window : sequence of float
+        Increasing fractions of ``P3`` at which the variance of ``c`` is observed.
+    rng : numpy.random.Generator
+        Draws the row cumulants (:func:`copylib.theory.softmax_marginal.row_cumulants`).
+    rel_step, P_range, n_coarse
+        Passed to :func:`copylib.theory.softmax_marginal.finite_size_row` (``rel_step``
+        is the step of its fine scan).
+    **cumulant_kwargs
+        Passed to :func:`copylib.theory.softmax_marginal.row_cumulants`.
+
+    Returns
+    -------
+    FiniteSizeForecast
+        The forecast is :func:`susceptibility_forecast` on the window divided by
+        ``P3``; ``nan`` when the marginal has no first-order point.
+    """
+    check_generator("rng", rng)
+    rel_step = check_positive("rel_step", rel_step)
+    window = as_real_array("window", window)
+    check_finite("window", window)
+    if window.ndim != 1 or window.size < 2 or np.any(window <= 0) or np.any(np.diff(window) <= 0):
+        raise ValueError(f"window must be >= 2 increasing fractions > 0, got {window!r}")
+    spec = ModelSpec(L=L, V=V, kind="softmax")
+    cum = row_cumulants(spec, rng, **cumulant_kwargs)
+    row = finite_size_row(spec, cum, P_range=P_range, n_coarse=n_coarse, rel_step=rel_step)
+    if not np.isfinite(row.P3):
+        return FiniteSizeForecast(row=row, forecast=math.nan)
+    P_obs = window * row.P3
+    var = [softmax_copy_observables(P, spec, cum)[1] for P in P_obs]
+    return FiniteSizeForecast(row=row, forecast=susceptibility_forecast(P_obs, var) / row.P3)
+
+
+@dataclass(frozen=True)
+class SampledObservable:
+    """:func:`sampled_copy_observable` result, one entry per sample size.
+
+    P : the sample sizes; sampled, se : the sampled observable and its standard
+    error; theory : the theory curve; z : ``(sampled - theory) / se``.
+    """
+
+    P: tuple[float, ...]
+    sampled: tuple[float, ...]
+    se: tuple[float, ...]
+    theory: tuple[float, ...]
+    z: tuple[float, ...]
+
+    def lines(self, label: str) -> list[str]:
+        """One printable line per sample size, headed by ``label``."""
+        return [f"{label:8s} P = {P:5d}: sampled {s:.4f} ± {e:.4f}, theory {t:.4f}, z = {z:+.1f}"
+                for P, s, e, t, z in zip(self.P, self.sampled, self.se, self.theory, self.z)]
+
+
+def sampled_copy_observable(observable: str, samples, P_values, n_chains: int, L: int, theory) -> SampledObservable:
+    """The copy observable of sampled chains at each sample size, against the theory curve.
+
+    Parameters
+    ----------
+    observable : ``"copy_share"`` or ``"copy_weight"``
+        ``"copy_share"`` (linear attention): the copy share of the chain means (:func:`copy_share_of_chains`, from
+        ``samples["m"]`` and ``samples["q"]``); ``"copy_weight"`` (softmax attention): the mean copy weight
+        (``samples["c"]``) with its jackknife error over chains
+        (:func:`copylib.analysis.softmax.basin_mean`).
+    samples : mapping of arrays ``(n_chains * len(P_values), n_draws)``
+        The chains, ``n_chains`` consecutive ones per sample size.
+    P_values : sequence of int
+        The sample sizes, in the order of the chains.
+    n_chains : int >= 2
+        Chains per sample size.
+    L : int >= 2
+        Sequence length (the copy share weighs ``q`` by ``L - 1``).
+    theory : callable ``P -> (y, ...)``
+        The theory curve (its first entry is compared).
+
+    Returns
+    -------
+    SampledObservable
+    """
+    if observable not in ("copy_share", "copy_weight"):
+        raise ValueError(f"observable must be 'copy_share' or 'copy_weight', got {observable!r}")
+    n_chains = check_int("n_chains", n_chains, 2)
+    L = check_int("L", L, 2)
+    if not callable(theory):
+        raise TypeError(f"theory must be callable P -> (y, ...), got {type(theory).__name__}")
+    P_values = list(P_values)
+    rows = []
+    for i, P in enumerate(P_values):
+        sl = slice(i * n_chains, (i + 1) * n_chains)
+        if observable == "copy_share":
+            m, q = np.asarray(samples["m"][sl]), np.asarray(samples["q"][sl])
+            if m.shape[0] != n_chains:
+                raise ValueError(f"samples must hold n_chains = {n_chains} chains per sample size")
+            # the share of the pooled per-chain means, with its s.e. by the delta method over chains
+            sampled, se_ = copy_share_of_chains((L - 1) * (q * np.sign(m)).mean(-1), np.abs(m).mean(-1))
+        else:
+            c = np.asarray(samples["c"][sl])
+            if c.shape[0] != n_chains:
+                raise ValueError(f"samples must hold n_chains = {n_chains} chains per sample size")
+            sampled, se_ = basin_mean(c, c)
+        th = theory(P)[0]
+        rows.append((P, sampled, se_, th, (sampled - th) / se_))
+    P, sampled, se, th, z = (tuple(col) for col in zip(*rows)) if rows else ((),) * 5
+    return SampledObservable(P=P, sampled=sampled, se=se, theory=th, z=z)

@@ -97,3 +97,67 @@ def test_copy_observables_valid():
     cum = se.row_cumulants(soft, np.random.default_rng(0))
     mean, var = pr.softmax_copy_observables(100.0, soft, cum)
     assert 0 < mean < 1 and var > 0
+
+
+@covers(pr.window_forecasts, pr.WindowForecasts)
+@budget(30)
+@given(k=st.floats(0.2, 3.0), beyond=st.floats(1.05, 3.0), start=st.floats(-1.0, 1.0), seed=seeds)
+def test_window_forecasts_valid(k, beyond, start, seed):
+    # an observable growing as a power law reaches y_star at P_star: the power-law forecast is P_star
+    rng = np.random.default_rng(seed)
+    P_star = float(rng.uniform(10.0, 1e4))
+    windows = [np.sort(rng.uniform(0.1, 0.9, size=3)) + np.array([0.0, 1e-3, 2e-3]) for _ in range(2)]
+    fc = pr.window_forecasts(lambda P: (start + (P / P_star) ** k, 1.0 / (beyond * P_star - P)), P_star,
+                             windows, start, start + 1.0)
+    assert len(fc.ratio_mean) == len(fc.ratio_var) == 2
+    np.testing.assert_allclose(fc.ratio_mean, 1.0, rtol=1e-6)
+    np.testing.assert_allclose(fc.ratio_var, beyond, rtol=1e-6)
+
+
+@covers(pr.window_forecasts)
+@budget(20)
+@given(which=st.sampled_from(["P_star", "start", "y_star", "windows"]), data=st.data())
+def test_window_forecasts_invalid(which, data):
+    args = dict(observables=lambda P: (P, 1.0), P_star=10.0, windows=([0.2, 0.5],), start=0.0, y_star=10.0)
+    args[which] = data.draw({"P_star": bad_positive(), "start": st.sampled_from([math.nan, math.inf]),
+                             "y_star": st.sampled_from([math.nan, 0.0, -1.0]), "windows": st.just(())}[which])
+    with raises_naming(which):
+        pr.window_forecasts(**args)
+
+
+@covers(pr.finite_size_forecast, pr.FiniteSizeForecast)
+@budget(20)
+@given(which=st.sampled_from(["rng", "window", "rel_step"]), data=st.data())
+def test_finite_size_forecast_invalid(which, data):
+    # bad input is refused before any cumulants are drawn (a valid call is in test_predictability.py)
+    args = dict(L=16, V=4, window=[0.3, 0.45, 0.6], rng=np.random.default_rng(0), rel_step=1e-3)
+    args[which] = data.draw({"rng": st.sampled_from([None, 11, "rng"]),
+                             "window": st.sampled_from([[0.3], [0.5, 0.3], [-0.1, 0.2], [0.2, math.nan]]),
+                             "rel_step": bad_positive()}[which])
+    with raises_naming(which):
+        pr.finite_size_forecast(**args)
+
+
+@covers(pr.sampled_copy_observable, pr.SampledObservable)
+@budget(30)
+@given(n_chains=st.integers(2, 6), n_P=st.integers(1, 3), observable=st.sampled_from(["copy_share", "copy_weight"]), seed=seeds)
+def test_sampled_copy_observable_valid(n_chains, n_P, observable, seed):
+    rng = np.random.default_rng(seed)
+    shape = (n_chains * n_P, 20)
+    samples = {"m": rng.normal(0.5, 0.2, size=shape), "q": rng.normal(0.05, 0.02, size=shape),
+               "c": rng.uniform(0.0, 1.0, size=shape)}
+    s = pr.sampled_copy_observable(observable, samples, list(range(100, 100 + n_P)), n_chains, 6, lambda P: (0.3, 0.0))
+    assert len(s.z) == len(s.lines(observable)) == n_P and all(e > 0 for e in s.se)
+    np.testing.assert_allclose(np.array(s.z) * s.se, np.array(s.sampled) - 0.3, rtol=1e-9, atol=1e-12)
+
+
+@covers(pr.sampled_copy_observable)
+@budget(20)
+@given(which=st.sampled_from(["observable", "n_chains", "L", "theory"]), data=st.data())
+def test_sampled_copy_observable_invalid(which, data):
+    args = dict(observable="copy_weight", samples={"c": np.full((4, 5), 0.5)}, P_values=[100, 200], n_chains=2, L=6,
+                theory=lambda P: (0.5,))
+    args[which] = data.draw({"observable": st.sampled_from(["linear", "", None]), "n_chains": st.sampled_from([1, 0, 2.5]),
+                             "L": st.sampled_from([1, -3, 4.0]), "theory": st.sampled_from([None, 0.5])}[which])
+    with raises_naming(which):
+        pr.sampled_copy_observable(**args)
