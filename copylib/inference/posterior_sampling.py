@@ -239,7 +239,8 @@ def sample_collapsed_posterior(
         be a name, not a function). A hit sets the generator to the state the
         run would have left it in.
     **kwargs
-        Passed to :func:`copylib.inference.langevin.langevin` (``adapt_scales``, ``min_accept``, ``max_rejections``).
+        Passed to :func:`copylib.inference.langevin.langevin` (``adapt_scales``, ``min_accept``, ``max_rejections``,
+        ``n_leapfrog``: more than one leapfrog step per proposal samples by HMC instead of MALA).
 
     Returns
     -------

@@ -16,6 +16,10 @@ and then keeps or rejects it:
 
 Random draws per step: one standard normal ``(R, D)``, then (MALA) one uniform ``(R,)``.
 
+:class:`HMC` -- Hamiltonian Monte Carlo, on the same interface: ``n_leapfrog`` leapfrog steps of
+size ``sqrt(h)`` (in the scaled coordinates ``x / s``, unit mass) per Metropolis-adjusted proposal;
+one leapfrog step is MALA's proposal and acceptance test. The same draws per step as MALA.
+
 :class:`LineMove`, on the same interface (:class:`Move`), is a random-walk Metropolis move along one fixed
 direction of the state, made after each Langevin step where one collective coordinate
 mixes slowly.
@@ -28,9 +32,10 @@ from collections.abc import Callable
 
 import torch
 
+from ..arguments import check_int, check_positive
 from .monitoring import name_chains
 
-__all__ = ["Move", "LangevinProposal", "MALA", "ULA", "LineMove"]
+__all__ = ["Move", "LangevinProposal", "MALA", "ULA", "HMC", "LineMove"]
 
 _DTYPE = torch.float64
 
@@ -187,6 +192,84 @@ class MALA(LangevinProposal):
         # (x - x' + (h/2) s^2 g') / (sqrt(h) s) = (sqrt(h) s / 2)(g + g') - z
         d = 0.5 * self.sqrt_h_s * (grad + g_new) - z
         log_r = E - E_new + 0.5 * ((z**2).sum(1) - (d**2).sum(1))
+        return _keep(x, E, grad, prop, E_new, g_new, torch.where(ok, log_r, -math.inf), u)
+
+
+class HMC(LangevinProposal):
+    """Hamiltonian Monte Carlo: ``n_leapfrog`` leapfrog steps per Metropolis-adjusted proposal.
+
+    In the scaled coordinates ``y = x / s`` (unit mass) each chain draws a momentum
+    ``p ~ N(0, I)`` and makes ``n_leapfrog`` leapfrog steps of size ``eps = sqrt(h)``;
+    in ``x``: ``p <- p - (eps/2) s grad U``, ``x <- x + eps s p``, ``p <- p - (eps/2) s grad U``.
+    The end point is accepted with probability ``min(1, exp(H_0 - H_1))``,
+    ``H = U(x) + |p|^2 / 2``: the map is volume-preserving and reversible (with the momentum
+    flipped), so ``exp(-U)`` is the exact stationary law. With ``n_leapfrog = 1`` the proposal
+    and the acceptance test are :class:`MALA`'s (the same draws, equal up to rounding); more steps
+    carry a chain further along its energy surface per proposal, at ``n_leapfrog`` evaluations of
+    the energy and gradient.
+
+    A fixed trajectory length can return a chain near its start in a direction whose period it
+    matches (and mix that direction slowly); so each proposal draws its own step
+    ``eps = sqrt(h) (1 + jitter (2 u' - 1))``, ``u'`` uniform, chain by chain (Neal 2011, section 5.4.2.2):
+    each fixed step is an exact kernel, so their mixture is one too.
+
+    A chain whose trajectory reaches infinite parameters, ``+inf`` energy or an infinite
+    gradient stops there (it stays at its start for the rest of the trajectory) and its proposal
+    is rejected; a NaN or ``-inf`` energy, or a NaN gradient, at a finite point raises
+    FloatingPointError naming the chains, as with :class:`MALA`. Random draws per proposal: one
+    standard normal ``(R, D)`` (the momenta), then one uniform ``(R,)`` (acceptance), then, if
+    ``jitter > 0``, one uniform ``(R,)`` (the step).
+
+    evaluate, generator : as :class:`Move`; n_leapfrog : int >= 1; jitter : float in [0, 1), the
+    relative half-width of the step's spread (0: every proposal uses ``sqrt(h)``).
+    """
+
+    metropolis = True
+    label = "HMC"
+
+    def __init__(self, evaluate: Callable, generator: torch.Generator, n_leapfrog: int, jitter: float = 0.2):
+        super().__init__(evaluate, generator)
+        self.n_leapfrog = check_int("n_leapfrog", n_leapfrog, 1)
+        jitter = check_positive("jitter", jitter, allow_zero=True)
+        if not jitter < 1:
+            raise ValueError(f"jitter must lie in [0, 1), got {jitter}")
+        self.jitter = jitter
+        self.step_factor = None  # (R, 1) factors of the current proposal's step, or None for 1
+
+    def leapfrog(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, where: str = ""):
+        """``n_leapfrog`` leapfrog steps from ``(x, p)`` (``p (R, D)``, momenta in the scaled coordinates).
+
+        The step is ``sqrt(h)`` (no jitter: :meth:`step` draws that). Returns ``(x', E', grad', p', ok)``: the end point, its energy and gradient, the end
+        momenta and ``ok (R,)``, False for a chain whose trajectory left the finite region
+        (then ``x', E', grad'`` are its start). Running it again from ``(x', -p')`` returns
+        to ``(x, -p)`` up to rounding (reversibility).
+        """
+        eps_s = self.sqrt_h_s if self.step_factor is None else self.step_factor * self.sqrt_h_s
+        p = p - 0.5 * eps_s * grad
+        y, E_y, g_y = x, E, grad
+        ok = torch.ones(x.shape[0], dtype=torch.bool)
+        for k in range(self.n_leapfrog):
+            y = y + eps_s * p
+            y, E_y, g_y, ok_k = _evaluate_proposal(self.evaluate, y, x, E, grad, where, self.label)
+            if not bool(ok_k.all()):  # a chain that left the finite region waits at its start, rejected
+                ok &= ok_k
+                y = torch.where(ok[:, None], y, x)
+                E_y = torch.where(ok, E_y, E)
+                g_y = torch.where(ok[:, None], g_y, grad)
+            p = p - (0.5 if k == self.n_leapfrog - 1 else 1.0) * eps_s * g_y
+        return y, E_y, g_y, p, ok
+
+    def step(self, x, E, grad, where):
+        p0 = _standard_normal(tuple(x.shape), self.generator)
+        u = torch.rand(x.shape[0], generator=self.generator, dtype=_DTYPE)
+        if self.jitter > 0:
+            u_step = torch.rand(x.shape[0], generator=self.generator, dtype=_DTYPE)
+            self.step_factor = (1 + self.jitter * (2 * u_step - 1))[:, None]
+        try:
+            prop, E_new, g_new, p, ok = self.leapfrog(x, E, grad, p0, where)
+        finally:
+            self.step_factor = None
+        log_r = E - E_new + 0.5 * ((p0**2).sum(1) - (p**2).sum(1))
         return _keep(x, E, grad, prop, E_new, g_new, torch.where(ok, log_r, -math.inf), u)
 
 

@@ -81,6 +81,27 @@ def test_langevin_valid(R, D, n_steps, thin, n_warmup, metropolis, as_tuple, see
         assert_finite(a)
 
 
+@covers(sm.langevin, sm.SamplingResult)
+@budget(15)
+@given(R=st.integers(1, 4), D=st.integers(1, 3), n_steps=st.integers(1, 10), n_warmup=st.integers(0, 5),
+       n_leapfrog=st.integers(1, 5), seed=seeds, step=st.floats(0.01, 0.5), bad=bad_ints(1))
+def test_langevin_hmc_valid_and_n_leapfrog_checked(R, D, n_steps, n_warmup, n_leapfrog, seed, step, bad):
+    """Any n_leapfrog >= 1 gives finite draws and acceptance rates in [0, 1]; a bad one, or HMC without
+    the Metropolis test, is named."""
+    gen = torch.Generator().manual_seed(seed % 2**63)
+    res = sm.langevin(_gaussian, {"x": np.zeros((R, D))}, n_steps, step, gen, n_warmup=n_warmup,
+                      n_leapfrog=n_leapfrog, target_accept=0.8)
+    assert res.samples["x"].shape == (R, n_steps, D) and res.metropolis
+    assert ((res.accept_rate >= 0) & (res.accept_rate <= 1)).all() and (res.step_size > 0).all()
+    assert_finite(res.samples["x"])
+    with raises_naming("n_leapfrog"):
+        sm.langevin(_gaussian, {"x": np.zeros((R, D))}, 2, step, gen, n_warmup=0, n_leapfrog=bad)
+    if n_leapfrog > 1:
+        with raises_naming("n_leapfrog"):
+            sm.langevin(_gaussian, {"x": np.zeros((R, D))}, 2, step, gen, n_warmup=0, n_leapfrog=n_leapfrog,
+                        metropolis=False)
+
+
 @covers(pt.parallel_tempering, pt.TemperingResult, pt.check_ladder)
 @budget(10)
 @given(K=st.integers(1, 4), n_runs=st.integers(1, 3), D=st.integers(1, 3), n_steps=st.integers(1, 8), seed=seeds)

@@ -67,6 +67,18 @@ def test_posterior_samplers_valid(spec, R, shared, full, record, init, seed):
 
 
 @covers(ps.sample_collapsed_posterior, ps.sample_full_posterior)
+@budget(8)
+@given(spec=tiny_specs, R=st.integers(1, 3), full=st.booleans(), n_leapfrog=st.integers(2, 4), seed=seeds)
+def test_posterior_samplers_hmc_valid(spec, R, full, n_leapfrog, seed):
+    """``n_leapfrog`` passes through to langevin: HMC runs on both posteriors, acceptance in [0, 1]."""
+    fn = ps.sample_full_posterior if full else ps.sample_collapsed_posterior
+    res = fn(cooccurrence_of(4, spec, seed), spec, R, 4, torch.Generator().manual_seed(seed % 2**63), n_warmup=3,
+             n_leapfrog=n_leapfrog, target_accept=0.8)
+    assert res.metropolis and ((res.accept_rate >= 0) & (res.accept_rate <= 1)).all()
+    assert_finite(res.energy)
+
+
+@covers(ps.sample_collapsed_posterior, ps.sample_full_posterior)
 @budget(60)
 @given(data=st.data())
 def test_posterior_samplers_invalid(data):

@@ -147,3 +147,94 @@ def test_line_move_rejects_infinite_energy_and_checks_its_arguments(R, seed, bad
     args[bad] = {"evaluate": 1.0, "generator": np.random.default_rng(0)}[bad]
     with raises_naming(bad):
         pr.LineMove(**args)
+
+
+@covers(pr.HMC)
+@budget(25)
+@given(R=st.integers(1, 5), D=st.integers(1, 12), seed=seeds, precision=log_uniform(1e-2, 1e2),
+       h=log_uniform(1e-4, 1.0), scale=log_uniform(1e-2, 1e2), n_leapfrog=st.integers(1, 6),
+       jitter=st.sampled_from([0.0, 0.2, 0.5]))
+def test_hmc_keeps_or_moves_to_the_leapfrog_end_point(R, D, seed, precision, h, scale, n_leapfrog, jitter):
+    """Chain by chain the new state is the old one (rejected) or the end of the leapfrog trajectory
+    from the documented draws (accepted, exactly when ``log u < H_0 - H_1``); the returned energy and
+    gradient belong to the returned state, and the acceptance flags are booleans ``(R,)``."""
+    x, E, grad, hh, s = _start(R, D, seed, precision, h, scale)
+    evaluate = _gaussian(precision)
+    hmc = pr.HMC(evaluate, torch.Generator().manual_seed(seed), n_leapfrog, jitter=jitter)
+    hmc.set_kernel(hh, s)
+    xn, En, gn, acc, log_r = hmc.step(x, E, grad, "")
+    assert hmc.metropolis and acc.dtype == torch.bool and acc.shape == (R,) and log_r.shape == (R,)
+    gen = torch.Generator().manual_seed(seed)
+    p0 = pr._standard_normal((R, D), gen)
+    u = torch.rand(R, generator=gen, dtype=torch.float64)
+    factor = 1 + jitter * (2 * torch.rand(R, generator=gen, dtype=torch.float64) - 1) if jitter else torch.ones(R)
+    ref = pr.HMC(evaluate, torch.Generator(), n_leapfrog, jitter=0.0)
+    ref.set_kernel(hh * factor**2, s)
+    x1, E1, _, p1, ok = ref.leapfrog(x, E, grad, p0)
+    log_r_ref = torch.where(ok, E - E1 + 0.5 * ((p0**2).sum(1) - (p1**2).sum(1)), -math.inf)
+    assert torch.equal(acc, torch.log(u) < log_r)
+    assert torch.allclose(log_r[ok], log_r_ref[ok], rtol=1e-9, atol=1e-9 * (1 + float(E.abs().max())))
+    assert torch.equal(xn[~acc], x[~acc]) and torch.allclose(xn[acc], x1[acc], rtol=1e-12, atol=1e-300)
+    E_chk, g_chk = evaluate(xn)
+    assert torch.equal(En, E_chk) and torch.equal(gn, g_chk)
+
+
+@covers(pr.HMC)
+@budget(20)
+@given(R=st.integers(1, 5), D=st.integers(1, 12), seed=seeds, precision=log_uniform(1e-2, 1e2),
+       h=log_uniform(1e-3, 10.0), scale=log_uniform(1e-2, 1e2))
+def test_hmc_with_one_leapfrog_step_is_mala(R, D, seed, precision, h, scale):
+    """One leapfrog step without jitter is MALA's proposal and acceptance test: from the same draws the
+    same decisions and the same states, up to rounding."""
+    x, E, grad, hh, s = _start(R, D, seed, precision, h, scale)
+    evaluate = _gaussian(precision)
+    mala, hmc = pr.MALA(evaluate, torch.Generator().manual_seed(seed)), pr.HMC(
+        evaluate, torch.Generator().manual_seed(seed), 1, jitter=0.0)
+    for p in (mala, hmc):
+        p.set_kernel(hh, s)
+    xm, Em, _, acc_m, log_r_m = mala.step(x, E, grad, "")
+    xh, Eh, _, acc_h, log_r_h = hmc.step(x, E, grad, "")
+    close = (log_r_m - log_r_h).abs() < 1e-9 * (1 + log_r_m.abs())
+    assert close.all()
+    same = acc_m == acc_h  # a decision can flip only where log u sits within rounding of log_r
+    assert torch.allclose(xm[same], xh[same], rtol=1e-12, atol=1e-12 * float(x.abs().max() + 1))
+
+
+@covers(pr.HMC)
+@budget(20)
+@given(R=st.integers(1, 4), D=st.integers(1, 6), seed=seeds, h=log_uniform(1e-4, 0.1), n_leapfrog=st.integers(1, 8))
+def test_leapfrog_reversibility(R, D, seed, h, n_leapfrog):
+    """Leapfrog from ``(x', -p')`` returns to ``(x, -p)`` (the property that makes HMC exact)."""
+    x, E, grad, hh, s = _start(R, D, seed, 1.0, h, 1.0)
+    p = torch.randn(R, D, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
+    hmc = pr.HMC(_gaussian(1.0), torch.Generator(), n_leapfrog)
+    hmc.set_kernel(hh, s)
+    x1, E1, g1, p1, ok = hmc.leapfrog(x, E, grad, p)
+    x2, _, _, p2, ok2 = hmc.leapfrog(x1, E1, g1, -p1)
+    assert ok.all() and ok2.all()
+    torch.testing.assert_close(x2, x, rtol=0, atol=1e-11 * (1 + float(x.abs().max())))
+    torch.testing.assert_close(p2, -p, rtol=0, atol=1e-11 * (1 + float(p.abs().max())))
+
+
+@covers(pr.HMC)
+@budget(15)
+@given(R=st.integers(1, 4), seed=seeds, n_leapfrog=st.integers(2, 6), bad=st.sampled_from(["n_leapfrog", "jitter"]),
+       value=st.sampled_from([0, -1, 1.0, 1.5, math.nan, "2", None]))
+def test_hmc_rejects_infinite_energy_and_checks_its_arguments(R, seed, n_leapfrog, bad, value):
+    """A trajectory leaving the support (+inf energy) is never kept; a bad n_leapfrog or jitter is named."""
+    def evaluate(x):
+        return torch.where(x[:, 0] > 0, 0.5 * (x * x).sum(1), math.inf), x.clone()
+    x = torch.full((R, 2), 0.1, dtype=torch.float64)
+    E, grad = evaluate(x)
+    hmc = pr.HMC(evaluate, torch.Generator().manual_seed(seed), n_leapfrog)
+    hmc.set_kernel(torch.full((R,), 1.0, dtype=torch.float64), torch.ones(R, 2, dtype=torch.float64))
+    for _ in range(10):
+        x, E, grad, _, _ = hmc.step(x, E, grad, "")
+        assert bool((x[:, 0] > 0).all()) and bool(torch.isfinite(E).all())
+    if bad == "n_leapfrog" and value == 1.0:
+        value = 0.5
+    if bad == "jitter" and value in (0, "2"):
+        value = -0.5 if value == 0 else "0.1"
+    kw = {"n_leapfrog": 3, "jitter": 0.2, bad: value}
+    with raises_naming(bad):
+        pr.HMC(evaluate, torch.Generator(), **kw)
