@@ -10,7 +10,11 @@ agreement of training starts, and the shape of sampled draws.
 * :func:`start_agreement` -- Adam runs from two starts on several data sets;
 * :func:`sampled_copy_weights` -- per-chain copy weights, their errors and the bimodality of draws;
 * :func:`row_switch_order` -- the order in which rows reach half way (with
-  :func:`copylib.analysis.transitions.half_way_point`), bootstrapped over chains.
+  :func:`copylib.analysis.transitions.half_way_point`), bootstrapped over chains;
+* :func:`sample_two_start_copy_weights` -- MALA draws of the copy weight from a pooling and a
+  copying start on several nested data sets (causal or cyclic softmax);
+* :func:`no_jump_tests` -- the posterior "no jump" tests (no hysteresis, unimodality, monotone
+  mean) with per-test verdicts and the chains' R-hat, ESS and drift (ArviZ).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
+import torch
 from scipy.stats import kurtosis, skew
 
 from ..arguments import (
@@ -28,18 +33,24 @@ from ..arguments import (
     check_int,
     check_positive,
 )
+from ..inference.diagnostics import dataset_chain_diagnostics
+from ..inference.map_training import nested_cooccurrence
+from ..inference.posterior_sampling import sample_collapsed_posterior
 from ..model.network import ModelSpec, attention, check_spec
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task
 from ..posterior.evidence import negative_log_evidence
 from ..posterior.order_parameters import plugin_action_of_attention
 from ..theory import causal as ct
-from .softmax import planted_logits
+from .softmax import planted_init, planted_logits
 from .transitions import half_way_point
 
 __all__ = [
+    "NO_JUMP_TESTS",
     "CoexistenceScan",
     "GapPriorVariance",
+    "NoJumpTests",
+    "TwoStartDraws",
     "PluginAgreement",
     "RowSwitchOrder",
     "SampledCopyWeights",
@@ -47,8 +58,10 @@ __all__ = [
     "bimodality_coefficient",
     "coexistence_scan",
     "gap_prior_variance",
+    "no_jump_tests",
     "plugin_agreement",
     "row_switch_order",
+    "sample_two_start_copy_weights",
     "sampled_copy_weights",
     "start_agreement",
 ]
@@ -362,3 +375,156 @@ def row_switch_order(P, row_chain_means, rng: np.random.Generator, *, n_groups: 
         h = half_way_point(P, np.take_along_axis(y, pick[..., None], 1).mean(1))
         ordered.append(bool(np.all(np.diff([h[g].mean() for g in groups]) > 0)))
     return RowSwitchOrder(P_half, np.array([P_half[g].mean() for g in groups]), float(np.mean(ordered)))
+
+
+
+@dataclass(frozen=True)
+class TwoStartDraws:
+    """Draws of the copy weight from two starts (see :func:`sample_two_start_copy_weights`).
+
+    Attributes
+    ----------
+    c : ``(n_sets, n_P, 2, n_chains, n_draws)``
+        Copy weight of every draw, the mean of ``A_{l,l-1}`` over the rows with a target;
+        axis 2 is the start (0: pooling, ``g = 0``; 1: planted copy state).
+    accept_rate : ``(n_sets, n_P, 2, n_chains)``
+        MALA acceptance rate of every chain.
+    """
+
+    c: np.ndarray
+    accept_rate: np.ndarray
+
+
+def sample_two_start_copy_weights(P, spec: ModelSpec, data_seeds, n_chains: int, n_steps: int, *, n_warmup: int,
+                                  thin: int, seed: int, planted_gap: float = 3.0, cache: bool = False
+                                  ) -> TwoStartDraws:
+    """MALA on the collapsed posterior of nested data sets, ``n_chains`` chains from each of two starts.
+
+    Parameters
+    ----------
+    P : increasing sample sizes (``>= 1``); spec : a softmax spec, cyclic or causal (non-cyclic);
+    data_seeds : one seed per data set (``numpy.random.default_rng(seed)`` draws its nested
+        sequences, :func:`copylib.inference.map_training.nested_cooccurrence`), at least one;
+    n_chains : chains per start, data set and ``P`` (``>= 1``); n_steps, n_warmup, thin : the sampler's
+        (:func:`copylib.inference.posterior_sampling.sample_collapsed_posterior`); seed : the sampler's
+        ``torch.Generator`` seed; planted_gap : the gap of the copy start (``> 0``, every row,
+        :func:`copylib.analysis.softmax.planted_init`); cache : keep the run in the result cache.
+
+    All chains run in one batch.
+    """
+    spec = check_spec(spec, kind="softmax", theory="sample_two_start_copy_weights")
+    if not (spec.cyclic or spec.causal):
+        raise ValueError("spec must be cyclic or causal: the copy weight of a non-cyclic, unmasked network "
+                         "would count the entry A[1, L], which has no target")
+    P = [check_int("P", p, 1) for p in P]
+    if not P or any(b <= a for a, b in pairwise(P)):
+        raise ValueError(f"P must be a non-empty, strictly increasing sequence, got {P}")
+    if isinstance(data_seeds, (str, bytes)) or not hasattr(data_seeds, "__iter__"):
+        raise TypeError(f"data_seeds must be a sequence of integers, got {type(data_seeds).__name__}")
+    data_seeds = [check_int("data_seeds", s, 0) for s in data_seeds]
+    if not data_seeds:
+        raise ValueError("data_seeds must hold at least one seed")
+    n_chains = check_int("n_chains", n_chains, 1)
+    seed = check_int("seed", seed, 0)
+    planted_gap = check_positive("planted_gap", planted_gap)
+    C = np.concatenate([nested_cooccurrence(P, spec, np.random.default_rng(s)) for s in data_seeds])
+    C = np.repeat(C, 2 * n_chains, axis=0)  # chain = (set, P, start, k)
+    init = planted_init(np.tile(np.repeat([0.0, planted_gap], n_chains), len(data_seeds) * len(P)), C, spec)
+    del init["W"]  # the readout is integrated out
+    run = sample_collapsed_posterior(C, spec, len(C), n_steps, torch.Generator().manual_seed(seed),
+                                     n_warmup=n_warmup, init=init, thin=thin, record="copy_weight", cache=cache)
+    shape = (len(data_seeds), len(P), 2, n_chains)
+    c = np.asarray(run.samples["c"]) * (spec.L / float(spec.target.sum()))  # mean over the rows with a target
+    return TwoStartDraws(c.reshape(*shape, -1), np.asarray(run.accept_rate).reshape(shape))
+
+
+NO_JUMP_TESTS = ("no hysteresis", "unimodal", "monotone mean")
+
+
+@dataclass(frozen=True)
+class NoJumpTests:
+    """The posterior "no jump" tests on draws from two starts, with the chains' diagnostics (:func:`no_jump_tests`).
+
+    Attributes
+    ----------
+    P : ``(n_P,)`` the sample sizes.
+    mean : ``(n_sets, n_P)``
+        Posterior mean copy weight of each data set (all chains of both starts).
+    start_difference, z_starts : ``(n_P,)``
+        Copy start minus pooling start (chain means, averaged over data sets) and its size in standard
+        errors (the spread of the chain means within each data set and start).
+    bimodality : ``(n_sets, n_P)``
+        :func:`bimodality_coefficient` of the pooled draws of each data set.
+    rhat, ess_bulk, ess_tail, drift_z : ``(n_P,)``
+        :func:`copylib.inference.diagnostics.dataset_chain_diagnostics` of the copy weight at each ``P``
+        (the chains of both starts on a data set compared with each other): the worst R-hat over the data
+        sets, the bulk and tail ESS summed over them and the half-chain drift z.
+    z_max, bimodality_max : float
+        The thresholds of the first two tests.
+    """
+
+    P: np.ndarray
+    mean: np.ndarray
+    start_difference: np.ndarray
+    z_starts: np.ndarray
+    bimodality: np.ndarray
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    drift_z: np.ndarray
+    z_max: float
+    bimodality_max: float
+
+    @property
+    def verdicts(self) -> dict[str, bool]:
+        """Pass (``True``) or fail of every test in ``NO_JUMP_TESTS``: starts within ``z_max`` standard errors
+        at every ``P``; bimodality below ``bimodality_max`` for every data set and ``P``; the mean rising at
+        every step of ``P`` for every data set."""
+        return {"no hysteresis": bool((self.z_starts < self.z_max).all()),
+                "unimodal": bool((self.bimodality < self.bimodality_max).all()),
+                "monotone mean": bool((np.diff(self.mean, axis=1) > 0).all())}
+
+    def mixed(self, rhat_max: float, ess_min: float, drift_max: float = 4.0) -> bool:
+        """True if R-hat < ``rhat_max``, bulk and tail ESS > ``ess_min`` and drift z < ``drift_max`` at every ``P``."""
+        return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
+                    and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
+
+
+def no_jump_tests(P, c, *, z_max: float = 4.0, bimodality_max: float = 5 / 9) -> NoJumpTests:
+    """Run the posterior "no jump" tests on copy-weight draws ``c`` from two starts.
+
+    Parameters
+    ----------
+    P : ``(n_P,)`` strictly increasing sample sizes, ``n_P >= 2``;
+    c : ``(n_sets, n_P, 2, n_chains, n_draws)`` finite draws (axis 2: pooling and copy start), e.g.
+        :attr:`TwoStartDraws.c`; ``n_chains >= 2``, ``n_draws >= 8``; the data at successive ``P`` should be
+        nested, so that the mean of one data set is compared along ``P`` on the same sequences;
+    z_max : threshold of the start difference in standard errors, ``> 0``;
+    bimodality_max : threshold of the bimodality coefficient, in ``(1/3, 1)`` (``5/9``: a uniform distribution).
+    """
+    P = as_real_array("P", P)
+    if P.ndim != 1 or P.size < 2:
+        raise ValueError(f"P must be 1-d with at least 2 sample sizes, got shape {P.shape}")
+    check_finite("P", P)
+    if not (np.diff(P) > 0).all():
+        raise ValueError("P must be strictly increasing")
+    c = as_real_array("c", c)
+    if c.ndim != 5 or c.shape[1] != P.size or c.shape[2] != 2 or c.shape[3] < 2 or c.shape[4] < 8:
+        raise ValueError(f"c must have shape (n_sets, n_P = {P.size}, 2, n_chains >= 2, n_draws >= 8), got {c.shape}")
+    check_finite("c", c)
+    z_max = check_positive("z_max", z_max)
+    bimodality_max = float(bimodality_max)
+    if not 1 / 3 < bimodality_max < 1:
+        raise ValueError(f"bimodality_max must be in (1/3, 1), got {bimodality_max}")
+    n_sets, n_P, _, n_chains, n_draws = c.shape
+    chain_means = c.mean(-1)  # (set, P, start, chain)
+    diff = chain_means[:, :, 1].mean(-1) - chain_means[:, :, 0].mean(-1)  # (set, P)
+    var = (chain_means.var(-1, ddof=1) / n_chains).sum(2)  # (set, P): variance of each difference
+    d, se = diff.mean(0), np.sqrt(var.sum(0)) / n_sets
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(d == 0, 0.0, np.abs(d) / se)
+    pooled = c.reshape(n_sets, n_P, -1)
+    diags = [dataset_chain_diagnostics(c[:, i].reshape(n_sets, 2 * n_chains, n_draws)) for i in range(n_P)]
+    return NoJumpTests(P, pooled.mean(-1), d, z, np.asarray(bimodality_coefficient(pooled, axis=-1)),
+                       *(np.array([getattr(g, k) for g in diags], dtype=float)
+                         for k in ("rhat", "ess_bulk", "ess_tail", "drift_z")), z_max, bimodality_max)

@@ -103,3 +103,52 @@ def test_row_switch_order_orders_rows_that_switch_later():
     assert r.P_half.shape == (6,) and (np.diff(r.P_half) > 0).all()
     with pytest.raises(ValueError, match="n_groups"):
         ca.row_switch_order(P, y[:, None, :], np.random.default_rng(4), n_groups=7)
+
+
+def _two_state_draws(rng, n_sets=3, n_P=3, n_chains=4, n_draws=60, split=False):
+    """Draws (set, P, start, chain, draw): Gaussian around a mean rising with P; with ``split`` the copy start
+    sits at 0.8 and the pooling start at 0.1 (two states, hysteresis)."""
+    mean = np.linspace(0.2, 0.6, n_P)[None, :, None, None, None]
+    c = mean + 0.02 * rng.normal(size=(n_sets, n_P, 2, n_chains, n_draws))
+    if split:
+        c[:, :, 0] += 0.1 - mean[:, :, 0]
+        c[:, :, 1] += 0.8 - mean[:, :, 0]
+    return c
+
+
+def test_no_jump_tests_pass_for_one_state_and_fail_for_two():
+    rng = np.random.default_rng(5)
+    P = [100, 200, 400]
+    one = ca.no_jump_tests(P, _two_state_draws(rng))
+    assert one.verdicts == dict.fromkeys(ca.NO_JUMP_TESTS, True)
+    assert one.mixed(1.1, 100) and one.z_starts.shape == one.rhat.shape == (3,)
+    assert one.mean.shape == one.bimodality.shape == (3, 3) and (one.bimodality < 5 / 9).all()
+    two = ca.no_jump_tests(P, _two_state_draws(rng, split=True))
+    assert not two.verdicts["no hysteresis"] and not two.verdicts["unimodal"]
+    assert (two.rhat > 1.5).all() and not two.mixed(1.1, 100)
+    np.testing.assert_allclose(two.start_difference, 0.7, atol=0.01)
+
+
+def test_no_jump_tests_reads_a_falling_mean_and_rejects_bad_input():
+    c = _two_state_draws(np.random.default_rng(6))[:, ::-1]
+    r = ca.no_jump_tests([1, 2, 3], c)
+    assert not r.verdicts["monotone mean"] and r.verdicts["unimodal"]
+    with pytest.raises(ValueError, match="P"):
+        ca.no_jump_tests([3, 2, 1], c)
+    with pytest.raises(ValueError, match="bimodality_max"):
+        ca.no_jump_tests([1, 2, 3], c, bimodality_max=0.2)
+    with pytest.raises(ValueError, match="c must"):
+        ca.no_jump_tests([1, 2], c)
+
+
+def test_sample_two_start_copy_weights_shapes_and_starts():
+    for spec in (_causal(6, 3), cl.ModelSpec(6, 3, kind="softmax")):
+        kw = dict(n_warmup=4, thin=2, seed=3)
+        d = ca.sample_two_start_copy_weights([5, 10], spec, (1, 2), 2, 10, planted_gap=4.0, **kw)
+        assert d.c.shape == (2, 2, 2, 2, 5) and d.accept_rate.shape == (2, 2, 2, 2)
+        assert ((d.c > 0) & (d.c < 1)).all()
+        again = ca.sample_two_start_copy_weights([5, 10], spec, (1, 2), 2, 10, planted_gap=4.0, **kw)
+        np.testing.assert_array_equal(d.c, again.c)
+    with pytest.raises(ValueError, match="spec"):
+        ca.sample_two_start_copy_weights([5], cl.ModelSpec(6, 3, kind="softmax", cyclic=False), (1,), 2, 4,
+                                         n_warmup=0, thin=1, seed=0)

@@ -153,3 +153,54 @@ def test_row_switch_order_invalid(name):
     args[name] = {"row_chain_means": np.zeros((3, 2)), "rng": 1, "n_groups": 4, "n_boot": 0}[name]
     with raises_naming(name):
         ca.row_switch_order(**args)
+
+
+@covers(ca.no_jump_tests, ca.NoJumpTests)
+@budget(15)
+@given(n_sets=st.integers(1, 3), n_P=st.integers(2, 4), n_chains=st.integers(2, 4), n_draws=st.integers(8, 20),
+       seed=seeds)
+def test_no_jump_tests_valid(n_sets, n_P, n_chains, n_draws, seed):
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(size=(n_sets, n_P, 2, n_chains, n_draws))
+    r = ca.no_jump_tests(np.arange(1, n_P + 1) * 100, c)
+    assert set(r.verdicts) == set(ca.NO_JUMP_TESTS) and all(isinstance(v, bool) for v in r.verdicts.values())
+    assert r.mean.shape == r.bimodality.shape == (n_sets, n_P)
+    assert r.z_starts.shape == r.rhat.shape == r.ess_bulk.shape == r.drift_z.shape == (n_P,)
+    assert (r.z_starts >= 0).all() and ((r.bimodality > 0) & (r.bimodality <= 1 + 1e-12)).all()
+    assert isinstance(r.mixed(1.1, 10), bool)
+
+
+@covers(ca.no_jump_tests)
+@budget(20)
+@given(name=st.sampled_from(["P", "c", "z_max", "bimodality_max"]), bad=st.integers(0, 1))
+def test_no_jump_tests_invalid(name, bad):
+    args = {"P": [1, 2], "c": np.zeros((1, 2, 2, 2, 8)), "z_max": 4.0, "bimodality_max": 0.5}
+    args[name] = {"P": [[2, 1], [1]][bad], "c": [np.zeros((1, 2, 2, 1, 8)), np.full((1, 2, 2, 2, 8), np.nan)][bad],
+                  "z_max": [0.0, -1.0][bad], "bimodality_max": [0.3, 1.0][bad]}[name]
+    with raises_naming(name):
+        ca.no_jump_tests(**args)
+
+
+@covers(ca.sample_two_start_copy_weights, ca.TwoStartDraws)
+@budget(5)
+@given(causal=st.booleans(), n_P=st.integers(1, 2), n_sets=st.integers(1, 2), n_chains=st.integers(1, 2),
+       seed=st.integers(0, 100))
+def test_sample_two_start_copy_weights_valid(causal, n_P, n_sets, n_chains, seed):
+    spec = cl.ModelSpec(4, 2, kind="softmax", cyclic=not causal, causal=causal)
+    d = ca.sample_two_start_copy_weights(list(range(3, 3 + n_P)), spec, range(n_sets), n_chains, 4,
+                                         n_warmup=1, thin=2, seed=seed)
+    assert d.c.shape == (n_sets, n_P, 2, n_chains, 2) and d.accept_rate.shape == (n_sets, n_P, 2, n_chains)
+    assert ((d.c >= 0) & (d.c <= 1)).all() and ((d.accept_rate >= 0) & (d.accept_rate <= 1)).all()
+
+
+@covers(ca.sample_two_start_copy_weights)
+@budget(20)
+@given(name=st.sampled_from(["spec", "P", "data_seeds", "n_chains", "seed", "planted_gap"]), bad=st.integers(0, 1))
+def test_sample_two_start_copy_weights_invalid(name, bad):
+    args = {"P": [3], "spec": cl.ModelSpec(4, 2, kind="softmax"), "data_seeds": (1,), "n_chains": 1, "n_steps": 2,
+            "n_warmup": 0, "thin": 1, "seed": 0, "planted_gap": 2.0}
+    args[name] = {"spec": [cl.ModelSpec(4, 2, kind="linear"), cl.ModelSpec(4, 2, kind="softmax", cyclic=False)][bad],
+                  "P": [[3, 3], [0]][bad], "data_seeds": [(), 3][bad], "n_chains": [0, 1.5][bad],
+                  "seed": [-1, "x"][bad], "planted_gap": [0.0, -1.0][bad]}[name]
+    with raises_naming(name):
+        ca.sample_two_start_copy_weights(**args)
