@@ -54,7 +54,7 @@ def diagnostics_per_group(m, q, energy) -> list:
     """:func:`~copylib.inference.diagnostics.dataset_chain_diagnostics` of the sign-invariant
     observables ``(m^2, q sign m, energy)``, one entry per group.
 
-    m, q, energy : arrays ``(group, data set, chain, draw)`` (see :func:`by_chain`).
+    m, q, energy : arrays ``(group, data set, chain, draw)`` (see :func:`~copylib.analysis.linear.by_chain`).
     """
     m, q, energy = (np.asarray(a, dtype=float) for a in (m, q, energy))
     if m.ndim != 4 or q.shape != m.shape or energy.shape != m.shape:

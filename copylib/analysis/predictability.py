@@ -235,7 +235,7 @@ class FiniteSizeForecast:
 
     @property
     def summary(self) -> str:
-        """One line: the first-order point, its barriers and the forecast, or why there is none."""
+        """The first-order point, its barriers and the forecast in one line, or why there is none."""
         row = self.row
         if not np.isfinite(row.P3):
             seen = (f"two minima over {row.P_lower:.1f}-{row.P_upper:.1f}, depth {row.max_depth:.4f} nats,"

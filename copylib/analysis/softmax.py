@@ -570,7 +570,7 @@ class PlantedStarts:
     Attributes
     ----------
     P : float
-    Delta_min : array
+    Delta_min : array ``(n_minima,)``
         The gaps of the local minima of ``S_map`` at ``P`` (pooling first).
     Delta_top : float
         The barrier top between the outer two (on a grid of 2001 gaps).

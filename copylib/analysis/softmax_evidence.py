@@ -144,7 +144,7 @@ def branch_comparison(draws, spec: ModelSpec, cumulants, c_div: float, *, near=(
     ``Pr(c >= c_div)`` where the theory puts between 2 % and 98 % of the mass there. A basin
     enters when the theory gives it at least ``min_mass`` (and not all but ``min_mass``) and at
     least two data sets visit it. The error of a sampled mean is the leave-one-data-set-out
-    jackknife (:func:`basin_mean`, the two chains of a data set as one group), combined with the
+    jackknife (:func:`~copylib.analysis.softmax.basin_mean`, the two chains of a data set as one group), combined with the
     theory's numerical error, the difference between two sets of cumulants: ``z = (sampled -
     theory) / hypot(s.e., theory - theory_b)``. The correlations of the z-scores of one ``P``
     are estimated from the jackknife replicates, their magnitudes shrunk by the noise bias
@@ -153,7 +153,7 @@ def branch_comparison(draws, spec: ModelSpec, cumulants, c_div: float, *, near=(
     Parameters
     ----------
     draws : mapping ``P -> (c, alpha_1, energy)``
-        Each of shape ``(n_data, 2, n)`` (data set, chain, draw), as :func:`sample_two_starts` returns.
+        Each of shape ``(n_data, 2, n)`` (data set, chain, draw), as :func:`~copylib.analysis.softmax.sample_two_starts` returns.
     spec : ModelSpec
         Softmax, cyclic.
     cumulants : pair of RowCumulants
@@ -327,7 +327,7 @@ class ChainConvergence:
 
     Attributes
     ----------
-    table : pandas.DataFrame
+    table : DataFrame ``(n_rows, columns)``
         One row per ``(P, observable)``: ``R-hat`` (within data sets, pooled), ``worst data set``,
         ``ESS bulk``, ``ESS tail`` (summed over data sets), ``drift z`` and, for ``c``, the fewest
         crossings of the dividing copy weight by one chain.
