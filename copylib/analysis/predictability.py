@@ -55,6 +55,19 @@ class Forecast:
     prefactor: float
 
 
+def _curve(name: str, P, y) -> tuple[np.ndarray, np.ndarray]:
+    """``P`` and the observable ``y`` (called ``name``) as finite 1-d arrays of one length >= 2, ``P`` increasing."""
+    P = as_real_array("P", P)
+    y = as_real_array(name, y)
+    if P.ndim != 1 or P.size < 2 or P.shape != y.shape:
+        raise ValueError(f"P and {name} must be 1-d of equal length >= 2, got shapes {P.shape}, {y.shape}")
+    check_finite("P", P)
+    check_finite(name, y)
+    if np.any(np.diff(P) <= 0):
+        raise ValueError("P must be strictly increasing")
+    return P, y
+
+
 def power_law_forecast(P, y, target: float) -> Forecast:
     """Fit ``y = a P^k`` to observations below a threshold and solve ``a P^k = target``.
 
@@ -74,13 +87,8 @@ def power_law_forecast(P, y, target: float) -> Forecast:
     Forecast
         Least squares in ``ln y`` against ``ln P``.
     """
-    P = as_real_array("P", P)
-    y = as_real_array("y", y)
-    if P.ndim != 1 or P.size < 2 or P.shape != y.shape:
-        raise ValueError(f"P and y must be 1-d of equal length >= 2, got shapes {P.shape}, {y.shape}")
-    check_finite("P", P)
-    check_finite("y", y)
-    if np.any(P <= 0) or np.any(np.diff(P) <= 0):
+    P, y = _curve("y", P, y)
+    if np.any(P <= 0):
         raise ValueError("P must be positive and strictly increasing")
     if np.any(y <= 0):
         raise ValueError("y must be > 0 (a distance from the value below the transition)")
@@ -104,14 +112,7 @@ def susceptibility_forecast(P, var) -> float:
     with zero at ``P_*``, so the forecast is exact for it. Returns ``inf`` when the
     fitted line does not fall (slope ``>= 0``): nothing is announced.
     """
-    P = as_real_array("P", P)
-    var = as_real_array("var", var)
-    if P.ndim != 1 or P.size < 2 or P.shape != var.shape:
-        raise ValueError(f"P and var must be 1-d of equal length >= 2, got shapes {P.shape}, {var.shape}")
-    check_finite("P", P)
-    check_finite("var", var)
-    if np.any(np.diff(P) <= 0):
-        raise ValueError("P must be strictly increasing")
+    P, var = _curve("var", P, var)
     if np.any(var <= 0):
         raise ValueError("var must be > 0 (a variance)")
     slope, icpt = np.polyfit(P, 1 / var, 1)
