@@ -131,7 +131,8 @@ def compare_onsets(P, observables: dict, P_ref, reference) -> OnsetComparison:
     P : array_like, shape (n_P,)
         The two-layer grid, ``> 0`` and strictly increasing.
     observables : dict of str to array_like, shape (n_seeds, n_P)
-        One curve per seed for each observable (e.g. :class:`copylib.analysis.induction.InductionSweep` fields), ``n_seeds >= 2``.
+        One curve per seed for each observable (e.g. :class:`copylib.analysis.induction.InductionSweep`
+        fields), ``n_seeds >= 2``.
     P_ref : array_like, shape (n_ref_P,)
         The reference's grid.
     reference : array_like, shape (n_ref, n_ref_P)
@@ -193,8 +194,8 @@ def formation_steps(sweep: InductionSweep) -> FormationSteps:
     Parameters
     ----------
     sweep : InductionSweep
-        From :func:`induction_sweep`; the runs above the transition are those at the ``P`` whose seed-mean
-        layer-1 copy weight exceeds the middle of the range of all runs' final copy weights.
+        From :func:`copylib.analysis.induction.induction_sweep`; the runs above the transition are those at the
+        ``P`` whose seed-mean layer-1 copy weight exceeds the middle of the range of all runs' final copy weights.
 
     Returns
     -------

@@ -153,8 +153,9 @@ class InductionSwitch:
     """Where the posterior moves its weight to the copying region, from the restricted ladders at one ``P``.
 
     P : the ladder's ``P``; P_eff : ``(n_grid,)`` ``beta P`` from the lowest non-zero rung to ``P`` (geometric);
-    log_odds, copy_mass : ``(n_pairs, n_grid)`` per pair of chains (:meth:`copylib.analysis.induction.InductionStates.log_odds`);
-    P_sw, P25, P75 : ``(n_pairs,)`` where the copy mass first reaches 1/2, 1/4, 3/4 (``nan`` if never);
+    log_odds, copy_mass : ``(n_pairs, n_grid)`` per pair of chains
+    (:meth:`copylib.analysis.induction.InductionStates.log_odds`); P_sw, P25, P75 : ``(n_pairs,)`` where the
+    copy mass first reaches 1/2, 1/4, 3/4 (``nan`` if never);
     edges : the bins of the copy weight's density; dip, dip_below : ``(n_pairs,)`` :func:`dip_ratio` at the
     mean ``P_sw`` and at half of it; odds_top : ``(n_pairs,)`` the log odds at ``P``; acc_gap :
     ``(n_pairs,)`` the held-out accuracy of the copying state minus the other's at ``P``.
@@ -202,7 +203,8 @@ class InductionSwitch:
 
 
 def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int = 25) -> InductionSwitch:
-    """The posterior's switch along ``beta P`` from :func:`sample_induction_states`, per pair of chains.
+    """The posterior's switch along ``beta P``, per pair of chains, from the restricted ladders of
+    :func:`copylib.analysis.induction.sample_induction_states`.
 
     Parameters
     ----------
