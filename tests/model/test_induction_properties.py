@@ -1,4 +1,4 @@
-"""Property tests of copylib.model.induction, copylib.analysis.induction and the induction explorer.
+"""Property tests of copylib.model.induction, copylib.analysis.induction (the samplers) and the induction explorer.
 
 Random valid arguments give output of the documented shape and range; invalid ones raise an error
 naming the parameter.
@@ -92,17 +92,6 @@ def test_restricted_ladders_stay_in_their_regions_and_give_probabilities(seed, c
     assert (s.c1[0] <= c_split).all() and (s.c1[1] > c_split).all() and (s.u_data >= 0).all()
     m = s.copy_mass([0.0, 1.0])
     assert m.shape == (2, 2) and ((0 < m) & (m < 1)).all()
-
-
-@covers(ia.dip_ratio)
-@budget(30)
-@given(d=st.lists(st.floats(0.01, 10), min_size=4, max_size=12), split=st.floats(0.2, 0.8))
-def test_dip_ratio_lies_in_0_1(d, split):
-    edges = np.linspace(0, 1, len(d) + 1)
-    centre = (edges[:-1] + edges[1:]) / 2
-    if (centre <= split).any() and (centre > split).any():
-        r = float(ia.dip_ratio(np.array(d), edges, split))
-        assert 0 < r <= 1
 
 
 @covers(explorers.induction_figure, explorers.induction_explorer)

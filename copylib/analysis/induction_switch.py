@@ -1,0 +1,240 @@
+"""The induction chapter's posterior evidence: mixing of the replica-exchange ladders and the switch.
+
+* :func:`tempering_mixing` -- whether replica exchange over the whole posterior mixes, per ``P``;
+* :func:`induction_switch` -- where the posterior moves its weight to the copying region, from the
+  restricted ladders of :func:`copylib.analysis.induction.sample_induction_states`;
+* :func:`dip_ratio` -- how deep the density of the layer-1 copy weight dips between two states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..inference.diagnostics import split_rhat
+from .induction import InductionStates, InductionTempering
+from .softmax import interpolate_crossing
+
+__all__ = ["dip_ratio", "TemperingMixing", "tempering_mixing", "InductionSwitch", "induction_switch"]
+
+
+def _se(x, axis=None):
+    """Standard error of the mean (``ddof = 1``) along ``axis`` (all entries for ``None``)."""
+    x = np.asarray(x, dtype=float)
+    n = x.size if axis is None else x.shape[axis]
+    return np.std(x, axis=axis, ddof=1) / np.sqrt(n)
+
+
+def dip_ratio(density, edges, c_split: float):
+    """How deep the density of ``c^(1)`` dips between a state below and a state above ``c_split``.
+
+    density : ``(..., n_bins)`` on the bin ``edges`` ``(n_bins + 1,)``. The peaks are the highest bins on
+    each side of ``c_split``; the result is the lowest bin between them over the lower peak, ``(...)``:
+    1 when the density does not dip between them (one state, or a monotone slope), near 0 for two
+    separated states.
+    """
+    d = as_real_array("density", density)
+    e = as_real_array("edges", edges)
+    if e.ndim != 1 or d.shape[-1] != e.size - 1 or not (np.diff(e) > 0).all():
+        raise ValueError("edges must be increasing, with one more entry than density's last axis")
+    check_finite("density", d)
+    centre = (e[:-1] + e[1:]) / 2
+    below, above = centre <= c_split, centre > c_split
+    if not (below.any() and above.any()):
+        raise ValueError(f"c_split = {c_split} must lie inside the bins' range")
+    flat = d.reshape(-1, d.shape[-1])
+    out = np.empty(flat.shape[0])
+    for k, row in enumerate(flat):
+        i = int(np.flatnonzero(below)[np.argmax(row[below])])
+        j = int(np.flatnonzero(above)[np.argmax(row[above])])
+        low_peak = min(row[i], row[j])
+        if low_peak <= 0:
+            raise ValueError("density must be positive on both sides of c_split")
+        out[k] = row[i:j + 1].min() / low_peak
+    return out.reshape(d.shape[:-1])
+
+
+@dataclass(frozen=True)
+class TemperingMixing:
+    """Whether replica exchange over the whole posterior mixes, per ``P``, from two or more starts.
+
+    starts : the starts' names; P : ``(n_P,)``; rhat : ``(n_P,)`` split R-hat of the layer-1 copy weight
+    over the chains of all starts; fewest_trips : ``(n_P,)`` the fewest round trips of a chain;
+    mixed : ``(n_P,)`` ``rhat < rhat_max`` and ``fewest_trips >= min_trips``; swap_min : the lowest exchange
+    rate at the smallest ``P`` (every pair of rungs, chain and start); swap_bottom : ``(2,)`` the mean rate
+    of the lowest pair of rungs at the smallest and the largest ``P``; P_copy : the first ``P`` at which
+    some chain's mean copy weight exceeds ``copy_level`` (``nan`` if none); c1, accuracy : ``(n_starts, n_P)``
+    the means over chains and draws on the posterior rung.
+    """
+
+    starts: tuple
+    P: np.ndarray
+    rhat: np.ndarray
+    fewest_trips: np.ndarray
+    mixed: np.ndarray
+    swap_min: float
+    swap_bottom: np.ndarray
+    P_copy: float
+    c1: np.ndarray
+    accuracy: np.ndarray
+
+    def summary(self) -> dict:
+        """The smallest and the largest ``P`` (``P_lo``, ``P_hi``) with their R-hat and fewest round trips
+        (``rhat_lo``, ``trips_lo``, ``rhat_hi``, ``trips_hi``), the largest ``P`` that mixes (``P_mix``, 0 if
+        none), ``swap_min``, ``swap_bottom_lo``, ``swap_bottom_hi`` and ``P_copy``: plain floats, the trips ints."""
+        return {"P_lo": float(self.P[0]), "P_hi": float(self.P[-1]), "rhat_lo": float(self.rhat[0]),
+                "rhat_hi": float(self.rhat[-1]), "trips_lo": int(self.fewest_trips[0]),
+                "trips_hi": int(self.fewest_trips[-1]),
+                "P_mix": float(self.P[self.mixed].max()) if self.mixed.any() else 0.0, "swap_min": float(self.swap_min),
+                "swap_bottom_lo": float(self.swap_bottom[0]), "swap_bottom_hi": float(self.swap_bottom[1]),
+                "P_copy": float(self.P_copy)}
+
+    def table(self):
+        """One row per ``P``: R-hat, fewest round trips, and each start's mean copy weight and accuracy
+        (a pandas ``DataFrame``)."""
+        import pandas as pd
+
+        cols = {"R-hat": self.rhat, "fewest round trips": self.fewest_trips.astype(int)}
+        for i, s in enumerate(self.starts):
+            cols[f"c1, {s} start"], cols[f"accuracy, {s} start"] = self.c1[i], self.accuracy[i]
+        return pd.DataFrame(cols, index=pd.Index(self.P.astype(int), name="P"))
+
+
+def tempering_mixing(runs: dict, *, rhat_max: float = 1.1, min_trips: int = 3,
+                     copy_level: float = 0.55) -> TemperingMixing:
+    """Mixing diagnostics of replica-exchange runs started from different states on the same data.
+
+    Parameters
+    ----------
+    runs : dict of str to InductionTempering
+        At least two runs (e.g. from prior draws and from Adam's solution) on the same ``P`` grid.
+    rhat_max : float > 1
+        A ``P`` mixes when the split R-hat of the copy weight over all chains is below it ...
+    min_trips : int >= 1
+        ... and every chain's walkers make at least this many round trips.
+    copy_level : float in (0, 1)
+        A chain sits in the copying state when its mean copy weight exceeds it.
+
+    Returns
+    -------
+    TemperingMixing
+    """
+    if not isinstance(runs, dict) or len(runs) < 2 or not all(isinstance(r, InductionTempering)
+                                                              for r in runs.values()):
+        raise TypeError("runs must be a dict of at least two InductionTempering results")
+    rs = list(runs.values())
+    if any(not np.array_equal(r.P, rs[0].P) for r in rs):
+        raise ValueError("runs must share one P grid")
+    rhat_max = check_positive("rhat_max", rhat_max)
+    if not rhat_max > 1:
+        raise ValueError(f"rhat_max must exceed 1, got {rhat_max}")
+    min_trips = check_int("min_trips", min_trips, 1)
+    copy_level = check_positive("copy_level", copy_level)
+    if not copy_level < 1:
+        raise ValueError(f"copy_level must lie in (0, 1), got {copy_level}")
+    c1 = np.concatenate([r.c1 for r in rs], 1)  # (P, chains of all starts, draws)
+    rhat = np.array([float(split_rhat(c)) for c in c1])
+    trips = np.min([r.round_trips.min(1) for r in rs], 0)
+    copying = (c1.mean(-1) > copy_level).any(1)
+    P = rs[0].P
+    return TemperingMixing(starts=tuple(runs), P=P, rhat=rhat, fewest_trips=trips,
+                           mixed=(rhat < rhat_max) & (trips >= min_trips),
+                           swap_min=min(float(r.swap_rate[:, 0].min()) for r in rs),
+                           swap_bottom=np.array([np.mean([r.swap_rate[0, i].mean() for r in rs]) for i in (0, -1)]),
+                           P_copy=float(P[np.argmax(copying)]) if copying.any() else float("nan"),
+                           c1=np.stack([r.c1.mean((1, 2)) for r in rs]),
+                           accuracy=np.stack([r.accuracy.mean((1, 2)) for r in rs]))
+
+
+@dataclass(frozen=True)
+class InductionSwitch:
+    """Where the posterior moves its weight to the copying region, from the restricted ladders at one ``P``.
+
+    P : the ladder's ``P``; P_eff : ``(n_grid,)`` ``beta P`` from the lowest non-zero rung to ``P`` (geometric);
+    log_odds, copy_mass : ``(n_pairs, n_grid)`` per pair of chains
+    (:meth:`copylib.analysis.induction.InductionStates.log_odds`); P_sw, P25, P75 : ``(n_pairs,)`` where the
+    copy mass first reaches 1/2, 1/4, 3/4 (``nan`` if never);
+    edges : the bins of the copy weight's density; dip, dip_below : ``(n_pairs,)`` :func:`dip_ratio` at the
+    mean ``P_sw`` and at half of it; odds_top : ``(n_pairs,)`` the log odds at ``P``; acc_gap :
+    ``(n_pairs,)`` the held-out accuracy of the copying state minus the other's at ``P``.
+    """
+
+    P: float
+    P_eff: np.ndarray
+    log_odds: np.ndarray
+    copy_mass: np.ndarray
+    P_sw: np.ndarray
+    P25: np.ndarray
+    P75: np.ndarray
+    edges: np.ndarray
+    dip: np.ndarray
+    dip_below: np.ndarray
+    odds_top: np.ndarray
+    acc_gap: np.ndarray
+
+    @property
+    def width(self) -> np.ndarray:
+        """``P75 / P25`` per pair of chains: the window over which the weight moves."""
+        return self.P75 / self.P25
+
+    _LABELS = {"P_sw": "P_sw: copy mass 1/2", "P25": "P_25: copy mass 1/4", "P75": "P_75: copy mass 3/4",
+               "width": "window P_75 / P_25", "dip": "dip ratio at P_sw", "dip_below": "dip ratio at P_sw / 2",
+               "odds_top": "log odds at P", "acc_gap": "accuracy gain of the copying state at P"}
+
+    def table(self):
+        """:meth:`summary` as a pandas ``DataFrame``: one row per quantity (named in words), its mean over
+        the pairs of chains and its standard error."""
+        import pandas as pd
+
+        s = self.summary()
+        return pd.DataFrame({"mean over pairs of chains": [s[k] for k in self._LABELS],
+                             "s.e.": [s[k + "_se"] for k in self._LABELS]},
+                            index=pd.Index(list(self._LABELS.values()), name="quantity"))
+
+    def summary(self) -> dict:
+        """Means over the pairs of chains, and standard errors (``*_se``), as plain floats."""
+        out = {}
+        for name in ("P_sw", "P25", "P75", "width", "dip", "dip_below", "odds_top", "acc_gap"):
+            v = getattr(self, name)
+            out[name], out[name + "_se"] = float(v.mean()), float(_se(v))
+        return out
+
+
+def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int = 25) -> InductionSwitch:
+    """The posterior's switch along ``beta P``, per pair of chains, from the restricted ladders of
+    :func:`copylib.analysis.induction.sample_induction_states`.
+
+    Parameters
+    ----------
+    states : InductionStates
+        The restricted ladders; their lowest non-zero rung sets the smallest ``beta P``.
+    n_grid : int >= 2
+        Points of the geometric ``beta P`` grid on which the crossings are interpolated (in ``ln P``).
+    n_bins : int >= 2
+        Bins of the copy weight on [0, 1] for the density and its dip at ``c_split``.
+
+    Returns
+    -------
+    InductionSwitch
+    """
+    if not isinstance(states, InductionStates):
+        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    n_grid, n_bins = check_int("n_grid", n_grid, 2), check_int("n_bins", n_bins, 2)
+    P = float(states.P)
+    P_eff = np.geomspace(P * states.betas[1], P, n_grid)
+    log_odds = states.log_odds(P_eff / P)
+    cross = {q: np.exp([interpolate_crossing(np.log(P_eff), lo - np.log(q / (1 - q))) for lo in log_odds])
+             for q in (0.5, 0.25, 0.75)}  # per pair of chains: where Pr(C) first reaches q
+    edges = np.linspace(0, 1, n_bins + 1)
+    c_split, P_sw = float(states.c_split), float(np.mean(cross[0.5]))
+    if np.isfinite(P_sw):
+        dip = dip_ratio(states.c1_density(P_sw / P, edges), edges, c_split)
+        dip_below = dip_ratio(states.c1_density(P_sw / 2 / P, edges), edges, c_split)  # control: one state
+    else:  # some pair of chains never reaches 1/2: no switch to look at
+        dip = dip_below = np.full(log_odds.shape[0], np.nan)
+    return InductionSwitch(P=P, P_eff=P_eff, log_odds=log_odds, copy_mass=1 / (1 + np.exp(-log_odds)),
+                           P_sw=cross[0.5], P25=cross[0.25], P75=cross[0.75], edges=edges, dip=dip,
+                           dip_below=dip_below, odds_top=log_odds[:, -1],
+                           acc_gap=states.accuracy[1].mean(-1) - states.accuracy[0].mean(-1))
