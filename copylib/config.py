@@ -10,7 +10,7 @@ import os
 from typing import TypeVar
 
 SCALES = ("default", "paper")
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 def scale() -> str:
@@ -21,6 +21,6 @@ def scale() -> str:
     return value
 
 
-def by_scale(default: T, paper: T) -> T:
+def by_scale(default: _T, paper: _T) -> _T:
     """Return ``default`` or ``paper`` according to :func:`scale`."""
     return paper if scale() == "paper" else default
