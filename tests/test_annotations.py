@@ -184,15 +184,21 @@ class _Private:
 '''
 
 
+def _line(start: str) -> int:
+    """The line number in SYNTHETIC of the (stripped) line beginning with ``start``."""
+    (number,) = [i for i, line in enumerate(SYNTHETIC.splitlines(), 1) if line.strip().startswith(start)]
+    return number
+
+
 def test_checker_catches_missing_annotations():
     found = missing_annotations(SYNTHETIC)
     assert found == [
-        "no_param_hint:5: parameter 'x'",
-        "no_return:8: return",
-        "__init__:15: parameter 'n'",
-        "__init__:15: return",
-        "method:21: return",
-        "static:25: parameter 'a'",
+        f"no_param_hint:{_line('def no_param_hint')}: parameter 'x'",
+        f"no_return:{_line('def no_return')}: return",
+        f"__init__:{_line('def __init__')}: parameter 'n'",
+        f"__init__:{_line('def __init__')}: return",
+        f"method:{_line('def method(self, a: int)')}: return",
+        f"static:{_line('def static')}: parameter 'a'",
     ]
 
 
