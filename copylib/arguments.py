@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 
-def check_int(name: str, value, minimum: int) -> int:
+def check_int(name: str, value: object, minimum: int) -> int:
     """Return ``value`` as ``int`` if it is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
@@ -25,7 +27,7 @@ def check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def check_positive(name: str, value, allow_zero: bool = False) -> float:
+def check_positive(name: str, value: object, allow_zero: bool = False) -> float:
     """Return ``value`` as ``float`` if it is finite and > 0 (or >= 0)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
@@ -39,14 +41,14 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
     return value
 
 
-def check_bool(name: str, value) -> bool:
+def check_bool(name: str, value: object) -> bool:
     """Return ``value`` if it is a ``bool`` (a truthy array or string is a bug, not a flag)."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
     return bool(value)
 
 
-def check_generator(name: str, rng, kind: str = "numpy"):
+def check_generator(name: str, rng: object, kind: str = "numpy") -> np.random.Generator | torch.Generator:
     """Require an explicit random generator: every draw in copylib goes through one."""
     if kind not in ("numpy", "torch"):
         raise ValueError(f"kind must be 'numpy' or 'torch', got {kind!r}")
@@ -57,7 +59,7 @@ def check_generator(name: str, rng, kind: str = "numpy"):
     return rng
 
 
-def as_real_array(name: str, value) -> np.ndarray:
+def as_real_array(name: str, value: npt.ArrayLike) -> np.ndarray:
     """``value`` as a float64 numpy array; ``TypeError`` naming ``name`` unless it holds real numbers.
 
     Rejects what ``np.asarray(..., dtype=float64)`` would silently turn into
@@ -76,7 +78,7 @@ def as_real_array(name: str, value) -> np.ndarray:
     return raw.astype(np.float64, copy=False)
 
 
-def check_finite(name: str, array) -> None:
+def check_finite(name: str, array: npt.ArrayLike | torch.Tensor) -> None:
     """Raise if a numpy array or torch tensor holds NaN or infinity."""
     if isinstance(array, torch.Tensor):
         # One reduction and one scalar read is ~10x cheaper than isfinite().all() on the small tensors
@@ -88,7 +90,8 @@ def check_finite(name: str, array) -> None:
         raise ValueError(f"{name} must contain only finite values")
 
 
-def check_shape(name: str, array, shape: tuple, source: str | None = None) -> None:
+def check_shape(name: str, array: np.ndarray | torch.Tensor, shape: tuple[int | None, ...],
+                source: str | None = None) -> None:
     """Check the trailing dimensions of ``array`` against ``shape`` (None = any).
 
     ``source``: the parameter the expected sizes were read from, named in the message
@@ -103,7 +106,7 @@ def check_shape(name: str, array, shape: tuple, source: str | None = None) -> No
         raise ValueError(f"{name} must have shape {want}{origin}, got {actual}")
 
 
-def check_P_range(P_range) -> tuple[float, float]:
+def check_P_range(P_range: Iterable[float]) -> tuple[float, float]:
     """Return ``(P_min, P_max)`` if ``P_range`` is a pair of finite numbers with ``0 < P_min < P_max``."""
     if isinstance(P_range, (str, bytes)):
         raise ValueError(f"P_range must be a pair (P_min, P_max), got {P_range!r}")
@@ -116,7 +119,7 @@ def check_P_range(P_range) -> tuple[float, float]:
     return a, b
 
 
-def check_version(version, versions: tuple) -> str:
+def check_version(version: object, versions: tuple[str, ...]) -> str:
     """Return ``version`` if it is one of the strings in ``versions`` (a theory module's ``VERSIONS``).
 
     Raises ``ValueError`` naming ``version`` and the allowed values otherwise.
@@ -126,7 +129,8 @@ def check_version(version, versions: tuple) -> str:
     return version
 
 
-def as_finite_array(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> np.ndarray:
+def as_finite_array(name: str, value: npt.ArrayLike, *, positive: bool = False,
+                    nonnegative: bool = False) -> np.ndarray:
     """``value`` as a float64 array (:func:`as_real_array`) whose entries are all finite.
 
     positive / nonnegative : also require every entry > 0 (>= 0). Raises ``TypeError``
@@ -143,6 +147,6 @@ def as_finite_array(name: str, value, *, positive: bool = False, nonnegative: bo
     return a
 
 
-def check_P(P, name: str = "P") -> np.ndarray:
+def check_P(P: npt.ArrayLike, name: str = "P") -> np.ndarray:
     """Sample sizes as a float64 array: finite and > 0 (``ValueError`` naming ``name`` otherwise)."""
     return as_finite_array(name, P, positive=True)

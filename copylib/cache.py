@@ -74,6 +74,7 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["cache_dir", "cache_enabled", "cache_key", "cached", "canonical_json", "source_digest", "write_atomic"]
 
@@ -112,7 +113,7 @@ def _digest_of(package_dir: str) -> str:
     return h.hexdigest()
 
 
-def source_digest(package_dir=None) -> str:
+def source_digest(package_dir: str | os.PathLike | None = None) -> str:
     """sha256 of the relative names and bytes of every ``.py`` file of ``copylib``
     (or of ``package_dir``). Computed once per process and directory."""
     return _digest_of(str(Path(package_dir).resolve() if package_dir is not None else _PACKAGE))
@@ -217,7 +218,7 @@ def _npz_bytes(arrays: dict) -> bytes:
     return buf.getvalue()
 
 
-def write_atomic(path, data: bytes) -> None:
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never a torn one.
 
     The bytes go to a temporary file in the same directory, are flushed to disk and
@@ -281,8 +282,8 @@ def _store(directory: Path, name: str, key: str, arrays: dict, params_text: str)
     write_atomic(directory / f"{name}-{key}.json", json.dumps(meta, sort_keys=True, indent=1).encode())
 
 
-def cached(fn: Callable[[], Mapping], key_params: Mapping, *, name: str, directory=None, enabled: bool | None = None
-           ) -> dict:
+def cached(fn: Callable[[], Mapping[str, npt.ArrayLike]], key_params: Mapping[str, object], *, name: str,
+           directory: str | os.PathLike | None = None, enabled: bool | None = None) -> dict[str, np.ndarray]:
     """``fn()`` (a dict of arrays), from the cache when a valid entry for ``(name, key_params)`` exists.
 
     Parameters

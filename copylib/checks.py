@@ -18,10 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from .cache import source_digest, write_atomic
 
@@ -97,7 +99,7 @@ class Checks:
     """
 
     def __init__(self, chapter: str, *, source: str | os.PathLike | None = None,
-                 directory: str | os.PathLike | None = None):
+                 directory: str | os.PathLike | None = None) -> None:
         if not isinstance(chapter, str) or not chapter or "/" in chapter:
             raise ValueError(f"chapter must be a chapter's file stem such as 'copy_task', got {chapter!r}")
         self.chapter = chapter
@@ -125,7 +127,8 @@ class Checks:
             raise AssertionError(f"[{self.chapter}] {rec.claim}: measured {measured}, required {tolerance}")
         print(f"\u2714 check: {rec.claim} \u2014 measured {measured}; required {tolerance}")
 
-    def close(self, claim: str, measured, expected, *, atol: float = 0.0, rtol: float = 0.0) -> None:
+    def close(self, claim: str, measured: npt.ArrayLike, expected: npt.ArrayLike, *, atol: float = 0.0,
+              rtol: float = 0.0) -> None:
         """``|measured - expected| <= atol + rtol |expected|`` elementwise (reports the worst element)."""
         if not (np.isfinite(atol) and np.isfinite(rtol)) or atol < 0 or rtol < 0 or atol + rtol == 0:
             raise ValueError(f"atol and rtol must be finite, >= 0 and not both 0, got atol={atol}, rtol={rtol}")
@@ -137,19 +140,20 @@ class Checks:
         self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
                             "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))))
 
-    def below(self, claim: str, measured, bound) -> None:
+    def below(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike) -> None:
         """Every element of ``measured`` is ``< bound`` (reports the largest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmax(x - b), x.shape)
         self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)))
 
-    def above(self, claim: str, measured, bound) -> None:
+    def above(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike) -> None:
         """Every element of ``measured`` is ``> bound`` (reports the smallest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmin(x - b), x.shape)
         self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)))
 
-    def true(self, claim: str, condition, measured: str = "", tolerance: str = "holds") -> None:
+    def true(self, claim: str, condition: bool | np.bool_ | np.ndarray, measured: str = "",
+             tolerance: str = "holds") -> None:
         """A yes/no claim (an identity, an ordering, ...); ``measured`` describes what was seen."""
         cond = np.asarray(condition)
         if cond.dtype != bool:
@@ -157,7 +161,7 @@ class Checks:
         self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()))
 
 
-def load_records(chapters, directory: str | os.PathLike | None = None,
+def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = None,
                  root: str | os.PathLike | None = None) -> list[CheckRecord]:
     """The records of ``chapters`` (file stems), refusing missing or stale ones.
 
@@ -196,7 +200,7 @@ def chapters_with_checks(root: str | os.PathLike | None = None) -> list[str]:
                   if "Checks(" in p.read_text(encoding="utf-8") and p.stem != "validation_report")
 
 
-def report_table(records) -> str:
+def report_table(records: Iterable[CheckRecord]) -> str:
     """An HTML table of the records: chapter, claim, measured, tolerance, pass."""
     import html
 

@@ -7,8 +7,10 @@ paper-scale experiments; anything else than ``default`` or ``paper`` is an error
 from __future__ import annotations
 
 import os
+from typing import TypeVar
 
 SCALES = ("default", "paper")
+_T = TypeVar("_T")
 
 
 def scale() -> str:
@@ -19,6 +21,6 @@ def scale() -> str:
     return value
 
 
-def by_scale(default, paper):
+def by_scale(default: _T, paper: _T) -> _T:
     """Return ``default`` or ``paper`` according to :func:`scale`."""
     return paper if scale() == "paper" else default

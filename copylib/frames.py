@@ -24,7 +24,11 @@ import io
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    import ipywidgets
+    from matplotlib.figure import Figure
 
 #: CSS classes the website's style sheet (``_static/copyhead.css``) and the browser test use.
 EXPLORER_CLASS = "copyhead-explorer"
@@ -57,7 +61,7 @@ class Axis:
         return self.description or self.name
 
 
-def axis(name: str, values: Sequence, fmt: str = "{}", default=None, description: str = "") -> Axis:
+def axis(name: str, values: Sequence, fmt: str = "{}", default: object = None, description: str = "") -> Axis:
     """An :class:`Axis` over ``values``, labelled ``fmt.format(value)``.
 
     ``default`` is one of ``values`` (the first if ``None``). The labels must be
@@ -91,7 +95,7 @@ def frame_label(axes: Sequence[Axis], index: tuple) -> str:
     return ", ".join(f"{a.shown_name} = {a.labels[i]}" for a, i in zip(axes, index))
 
 
-def png_frame(fig, dpi: int = 72, colors: int = 64) -> bytes:
+def png_frame(fig: Figure, dpi: int = 72, colors: int = 64) -> bytes:
     """``fig`` as a palette PNG of at most ``colors`` colours (a few kB); closes ``fig``.
 
     The figure is rendered by Agg at ``dpi`` (the pixels ``savefig`` would write) and its RGB
@@ -157,13 +161,14 @@ def render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = 72) -> dict:
     return frames
 
 
-def frame_explorer(axes: Sequence[Axis], draw: Callable, dpi: int = 72, title: str = ""):
+def frame_explorer(axes: Sequence[Axis], draw: Callable[..., Figure], dpi: int = 72,
+                   title: str = "") -> ipywidgets.VBox:
     """A widget showing :func:`render_frames` of ``draw``, one control per axis, linked in the browser."""
     axes = _checked_axes(axes)
     return frame_stack(axes, render_frames(axes, draw, dpi), title)
 
 
-def frame_stack(axes: Sequence[Axis], frames: dict, title: str = ""):
+def frame_stack(axes: Sequence[Axis], frames: dict, title: str = "") -> ipywidgets.VBox:
     """The nested stacks and linked controls over ``frames`` (as returned by :func:`render_frames`).
 
     Returns a ``VBox``; its attribute ``jslinks`` lists the browser-side links
@@ -207,7 +212,8 @@ def frame_stack(axes: Sequence[Axis], frames: dict, title: str = ""):
     return box
 
 
-def live_only(widget, note: str = "Any value: these controls recompute the figure in a running notebook."):
+def live_only(widget: ipywidgets.Widget,
+              note: str = "Any value: these controls recompute the figure in a running notebook.") -> ipywidgets.VBox:
     """``widget`` under a note, marked so that the website hides it (it needs a kernel)."""
     import ipywidgets as w
 

@@ -29,7 +29,7 @@ def _finite_number(key: str, value) -> int | float:
     return value
 
 
-def glue_values(**values) -> None:
+def glue_values(**values: float) -> None:
     """Glue each keyword argument under its name, without showing it in the cell's output.
 
     ``glue_values(la_nw32=nw32, la_acc32=rate)`` is ``glue("la_nw32", nw32, display=False)``
@@ -42,7 +42,7 @@ def glue_values(**values) -> None:
         glue(key, value, display=False)
 
 
-def glue_fields(prefix: str, result, fields: tuple[str, ...] | None = None) -> None:
+def glue_fields(prefix: str, result: object, fields: tuple[str, ...] | None = None) -> None:
     """Glue fields of a dataclass result under ``prefix + field``.
 
     ``fields`` names the fields to glue; by default every field whose value is a real

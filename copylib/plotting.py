@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy.typing as npt
+
 from .arguments import as_real_array, check_finite
 from .model.losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def reference_lines(ax, L: int, V: int):
+
+def reference_lines(ax: Axes, L: int, V: int) -> Axes:
     """Horizontal lines at the test losses of the constant, pooling and copy predictors."""
     for value, label, style in [
         (constant_predictor_loss(V), "constant $1/V$", ":"),
@@ -17,7 +25,7 @@ def reference_lines(ax, L: int, V: int):
     return ax
 
 
-def loss_vs_sample_size(ax, P, losses: dict, L: int, V: int):
+def loss_vs_sample_size(ax: Axes, P: npt.ArrayLike, losses: Mapping[str, npt.ArrayLike], L: int, V: int) -> Axes:
     """Test loss against ``P`` (log axis) for several labelled curves, with reference lines."""
     for label, loss in losses.items():
         ax.plot(P, loss, "o-", ms=4, label=label)
@@ -29,7 +37,7 @@ def loss_vs_sample_size(ax, P, losses: dict, L: int, V: int):
     return ax
 
 
-def attention_heatmap(ax, A, title: str = ""):
+def attention_heatmap(ax: Axes, A: npt.ArrayLike, title: str = "") -> Axes:
     """The attention matrix ``A`` (``L x L``) as a heat map, rows = query positions ``l``, columns = key
     positions ``k`` (the book's ``A_{lk}``), on the fixed colour scale 0 to 1 that the colour bar states
     (as the explorers' attention maps: matrices drawn apart stay comparable)."""

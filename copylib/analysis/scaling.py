@@ -25,9 +25,11 @@ All numbers are float64; sample sizes are in sequences.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import brentq
 from scipy.stats import t as student_t
 
@@ -100,7 +102,8 @@ class ThresholdTable:
     exists: dict
 
 
-def critical_sample_sizes(L_values, V_values, names=None, **spec_kwargs) -> ThresholdTable:
+def critical_sample_sizes(L_values: npt.ArrayLike, V_values: npt.ArrayLike, names: Sequence[str] | None = None,
+                          **spec_kwargs: float) -> ThresholdTable:
     """Thresholds of the saddle-point theories for every ``(L, V)`` with ``V < L``.
 
     Parameters
@@ -213,7 +216,7 @@ class PowerLawFit:
         return self.names.index(name)
 
 
-def fit_power_law(y, **regressors) -> PowerLawFit:
+def fit_power_law(y: npt.ArrayLike, **regressors: npt.ArrayLike) -> PowerLawFit:
     """Least-squares fit of ``ln y = c + sum_k b_k ln x_k`` (a product of powers).
 
     y : array ``(n,)`` of positive values; regressors : name -> array ``(n,)`` of
@@ -289,7 +292,7 @@ def separated_L_exponent(table: ThresholdTable, name: str, V: int, *, min_ratio:
     return fit_power_law(y[sel], L=table.L[sel])
 
 
-def plugin_copy_share(P: float, spec: ModelSpec, **moment_kwargs) -> float:
+def plugin_copy_share(P: float, spec: ModelSpec, **moment_kwargs: float | None) -> float:
     """Copy share ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])`` of the plug-in posterior means at ``P``.
 
     The moments are those of :func:`copylib.theory.linear_marginal.plugin_posterior_moments`
@@ -299,8 +302,8 @@ def plugin_copy_share(P: float, spec: ModelSpec, **moment_kwargs) -> float:
     return float(copy_share(mom.abs_m, mom.q, spec.L))
 
 
-def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0, 1e6), rtol: float = 1e-3,
-                        **moment_kwargs) -> float:
+def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket: tuple[float, float] = (10.0, 1e6),
+                        rtol: float = 1e-3, **moment_kwargs: float | None) -> float:
     """``P`` at which the copy share of the plug-in posterior means reaches ``share``.
 
     The copy share of the posterior is ``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])``
@@ -334,8 +337,8 @@ def posterior_crossover(spec: ModelSpec, *, share: float = 0.5, P_bracket=(10.0,
     return math.exp(x)
 
 
-def fluct_and_posterior_crossovers(spec: ModelSpec, *, bracket=(0.7, 1.4), rtol: float = 2e-3,
-                                   saddle_rtol: float = 1e-4, **moment_kwargs) -> tuple[float, float]:
+def fluct_and_posterior_crossovers(spec: ModelSpec, *, bracket: tuple[float, float] = (0.7, 1.4), rtol: float = 2e-3,
+                                   saddle_rtol: float = 1e-4, **moment_kwargs: float | None) -> tuple[float, float]:
     """``(P2 of the fluct saddle point, P2 of the plug-in posterior)`` of a linear spec.
 
     The posterior crossover (:func:`posterior_crossover`, to relative precision
@@ -370,8 +373,8 @@ class FixedVarianceThresholds:
     at_V: dict
 
 
-def fixed_variance_thresholds(L_values, V_values, sigma_sq: float, *, V: int = 4,
-                              names=("P2_mean_field", "P2_fluct", "P3_mean_field")) -> FixedVarianceThresholds:
+def fixed_variance_thresholds(L_values: npt.ArrayLike, V_values: npt.ArrayLike, sigma_sq: float, *, V: int = 4,
+                              names: Sequence[str] = ("P2_mean_field", "P2_fluct", "P3_mean_field")) -> FixedVarianceThresholds:
     """Thresholds of M* under the fixed-variance convention ``sigma0^2 = sigma_sq / L``.
 
     Parameters
@@ -414,7 +417,7 @@ def fixed_variance_thresholds(L_values, V_values, sigma_sq: float, *, V: int = 4
     return FixedVarianceThresholds(sigma_sq=sigma_sq, L=Ls, p1=table, V=V, at_V=at_V)
 
 
-def fixed_variance_identity(fixed: FixedVarianceThresholds, L_values) -> np.ndarray:
+def fixed_variance_identity(fixed: FixedVarianceThresholds, L_values: npt.ArrayLike) -> np.ndarray:
     """Relative deviations of fixed-variance thresholds from M*'s thresholds times ``sigma^2/L``.
 
     Every threshold of the plug-in theory is proportional to ``sigma0^2``, so at each
@@ -459,8 +462,8 @@ class ShrinkingPriorCrossovers:
     local_mean_field: np.ndarray
 
 
-def shrinking_prior_crossovers(L_values, *, scale: float = 32.0, V: int = 4, rtol: float = 2e-3,
-                               **moment_kwargs) -> ShrinkingPriorCrossovers:
+def shrinking_prior_crossovers(L_values: npt.ArrayLike, *, scale: float = 32.0, V: int = 4, rtol: float = 2e-3,
+                               **moment_kwargs: float | None) -> ShrinkingPriorCrossovers:
     """``P2`` of linear attention when the logit prior variance shrinks as ``sigma_G^2 = scale / L``.
 
     At each ``L`` (int >= 3, at least 2 sizes, increasing): the ``fluct`` and the

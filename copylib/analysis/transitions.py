@@ -12,10 +12,11 @@ between grid points: where it first has made half of its change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_real_array, check_finite, check_int
 
@@ -40,7 +41,7 @@ def _check_series(name: str, values) -> np.ndarray:
     return values
 
 
-def largest_drop(values) -> tuple[int, float]:
+def largest_drop(values: npt.ArrayLike) -> tuple[int, float]:
     """Index ``i`` and size of the largest decrease ``values[i] - values[i+1]``.
 
     values : ``(n,)``, ``n >= 2``, finite.
@@ -51,7 +52,7 @@ def largest_drop(values) -> tuple[int, float]:
     return i, float(drops[i])
 
 
-def step_concentration(fine_values) -> float:
+def step_concentration(fine_values: npt.ArrayLike) -> float:
     """Fraction of the total change over a refined interval that happens in its largest step.
 
     fine_values : ``(k+1,)`` observable on ``k`` sub-intervals of one interval,
@@ -66,7 +67,8 @@ def step_concentration(fine_values) -> float:
     return drop / total
 
 
-def refine_largest_drop(values_on: Callable, P, values, levels: int = 2, k: int = 5) -> list:
+def refine_largest_drop(values_on: Callable[[np.ndarray], npt.ArrayLike], P: npt.ArrayLike, values: npt.ArrayLike, levels: int = 2,
+                        k: int = 5) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """Refine the interval of the largest drop of ``values`` over ``P`` ``levels`` times.
 
     values_on : callable taking a 1-d integer array of sample sizes (increasing)
@@ -119,7 +121,7 @@ class RefinementSummary:
     abrupt: bool
 
 
-def summarise_refinement(ladder) -> RefinementSummary:
+def summarise_refinement(ladder: Sequence[tuple[npt.ArrayLike, npt.ArrayLike, float]]) -> RefinementSummary:
     """Summarise the ladder returned by :func:`refine_largest_drop`.
 
     ladder : non-empty sequence of ``(grid, values, psi)``, ``grid`` an increasing
@@ -157,7 +159,7 @@ def _curves_on_grid(P, y) -> tuple[np.ndarray, np.ndarray]:
     return P, y
 
 
-def steepest_rise(P, y):
+def steepest_rise(P: npt.ArrayLike, y: npt.ArrayLike) -> float | np.ndarray:
     """The grid point ``P`` where ``y`` increases fastest per unit of ``ln P``.
 
     P : ``(n,)`` sample sizes, ``n >= 2``, finite, ``> 0`` and strictly increasing;
@@ -172,7 +174,7 @@ def steepest_rise(P, y):
     return float(at) if y.ndim == 1 else at
 
 
-def half_way_point(P, y):
+def half_way_point(P: npt.ArrayLike, y: npt.ArrayLike) -> float | np.ndarray:
     """Where ``y`` first has made half of its change from the first to the last ``P``, interpolated in ``ln P``.
 
     P : ``(n,)`` sample sizes, ``n >= 2``, finite, ``> 0`` and strictly increasing;

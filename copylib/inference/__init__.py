@@ -10,3 +10,5 @@
 * :mod:`copylib.inference.map_training` -- Adam (MAP) training batched over runs;
 * :mod:`copylib.inference.diagnostics` -- R-hat, bulk/tail ESS, MCSE (ArviZ), drift and calibration.
 """
+
+from __future__ import annotations

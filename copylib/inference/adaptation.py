@@ -12,6 +12,7 @@ scales, so the kept draws come from a fixed, exact Markov kernel.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import torch
@@ -36,7 +37,7 @@ class DualAveraging:
     target_accept : float in (0, 1).
     """
 
-    def __init__(self, h: torch.Tensor, target_accept: float):
+    def __init__(self, h: torch.Tensor, target_accept: float) -> None:
         target_accept = check_positive("target_accept", target_accept)
         if not target_accept < 1:
             raise ValueError(f"target_accept must lie in (0, 1), got {target_accept}")
@@ -85,7 +86,7 @@ class ScaleWindows:
     the flat state; sizes : the number of entries of each group.
     """
 
-    def __init__(self, n_warmup: int, group_of: torch.Tensor, sizes):
+    def __init__(self, n_warmup: int, group_of: torch.Tensor, sizes: Iterable[int]) -> None:
         n = check_int("n_warmup", n_warmup, 160)
         self.windows = [(n // 16, n // 8), (n // 8, n // 4), (n // 4, n // 2)]
         self.group_of = group_of

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from ..arguments import as_real_array, check_finite
@@ -82,7 +84,7 @@ class ChainDiagnostics:
         return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
                     and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
 
-    def worst(self) -> dict:
+    def worst(self) -> dict[str, float]:
         """The worst value of each diagnostic over all entries (for a one-line report)."""
         return dict(rhat=float(np.max(self.rhat)), ess_bulk=float(np.min(self.ess_bulk)),
                     ess_tail=float(np.min(self.ess_tail)),
@@ -100,7 +102,7 @@ def _arviz(d: np.ndarray, what: str) -> float:
     return float(_az().ess(d, method=what[4:]))
 
 
-def chain_diagnostics(x) -> ChainDiagnostics:
+def chain_diagnostics(x: npt.ArrayLike) -> ChainDiagnostics:
     """R-hat, bulk/tail ESS, MCSE (ArviZ) and the half-chain drift of draws ``x``.
 
     x : array ``(R, n)`` or ``(R, n, k)``: ``R >= 2`` chains of ``n >= 8`` draws
@@ -143,7 +145,7 @@ def _per_observable(fn, x: np.ndarray):
     return out
 
 
-def split_rhat(x):
+def split_rhat(x: npt.ArrayLike) -> float | np.ndarray:
     """Rank-normalised split R-hat (ArviZ ``rhat(method="rank")``, Vehtari et al. 2021).
 
     x : ``(R, n, ...)`` draws, ``R >= 2`` chains of ``n >= 4`` finite draws
@@ -158,7 +160,7 @@ def split_rhat(x):
     return _per_observable(lambda d: _arviz(d, "rhat"), _draws(x, min_chains=2))
 
 
-def effective_sample_size(x, method: str = "bulk"):
+def effective_sample_size(x: npt.ArrayLike, method: str = "bulk") -> float | np.ndarray:
     """Effective sample size of all draws together (ArviZ ``ess``, Vehtari et al. 2021).
 
     x : ``(R, n, ...)`` draws, ``R >= 1`` chains of ``n >= 4`` finite draws. method, one of
@@ -174,7 +176,7 @@ def effective_sample_size(x, method: str = "bulk"):
     return _per_observable(lambda d: _arviz(d, "ess_" + method), _draws(x))
 
 
-def mcse_mean(x):
+def mcse_mean(x: npt.ArrayLike) -> float | np.ndarray:
     """Monte Carlo standard error of the mean of all draws (ArviZ ``mcse(method="mean")``).
 
     x : ``(R, n, ...)`` draws, ``R >= 1`` chains of ``n >= 4`` finite draws. ``std / sqrt(ESS)``
@@ -195,7 +197,7 @@ def _half_drift(x: np.ndarray) -> np.ndarray:
         return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, 0.0))
 
 
-def half_drift_z(x) -> np.ndarray:
+def half_drift_z(x: npt.ArrayLike) -> np.ndarray:
     """Stationarity test: drift between the halves of each chain, in standard errors.
 
     x : array ``(n_groups, n_chains, n_draws)`` of draws of one observable
@@ -243,7 +245,7 @@ class DatasetDiagnostics:
                     and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
 
 
-def dataset_chain_diagnostics(x) -> DatasetDiagnostics:
+def dataset_chain_diagnostics(x: npt.ArrayLike) -> DatasetDiagnostics:
     """MCMC diagnostics for chains that sample the posteriors of *different* data sets.
 
     x : array ``(n_sets, n_chains, n_draws)`` or ``(n_sets, n_chains, n_draws, k)``:
@@ -277,7 +279,7 @@ def _rank_normal(a: np.ndarray) -> np.ndarray:
     return stats.norm.ppf((r - 0.375) / (a.size + 0.25))
 
 
-def grouped_rhat(x) -> float:
+def grouped_rhat(x: npt.ArrayLike) -> float:
     """Rank-normalised split R-hat of chains that come in groups with different targets.
 
     x : array ``(D, K, n)``: ``D >= 1`` groups (e.g. data sets) of ``K >= 1``
@@ -341,7 +343,7 @@ class ZCalibration:
         return self.lo <= self.mean_z2 <= self.hi
 
 
-def z_calibration(z) -> ZCalibration:
+def z_calibration(z: npt.ArrayLike) -> ZCalibration:
     """Compare ``mean(z^2)`` of ``n >= 2`` finite z-scores with ``chi2_n / n``.
 
     Inflated error bars give ``mean_z2`` below ``lo``, optimistic ones above
@@ -379,7 +381,7 @@ def _tail(level) -> float:
     return (1 - level) / 2
 
 
-def z2_range(corr, level: float = 0.95) -> tuple[float, float, float]:
+def z2_range(corr: npt.ArrayLike, level: float = 0.95) -> tuple[float, float, float]:
     """Range of ``mean(z^2)`` for ``n`` calibrated z-scores with correlation matrix ``corr``.
 
     For jointly normal ``z`` with unit variances and correlations ``Xi = corr``,
@@ -419,7 +421,7 @@ class StudentizedZNull:
         lo, hi = np.quantile(self.mean_z2, [a, 1 - a])
         return float(lo), float(hi)
 
-    def calibration(self, z) -> ZCalibration:
+    def calibration(self, z: npt.ArrayLike) -> ZCalibration:
         """The table ``z`` (``n`` finite z-scores, in the order of the blocks) against this law: its
         ``mean(z^2)``, the central 95 % range and the two-sided tail probability of that mean."""
         z = as_real_array("z", z).ravel()
@@ -450,7 +452,8 @@ def _correlation_factor(corr: np.ndarray, name: str) -> np.ndarray:
     return F / np.linalg.norm(F, axis=1, keepdims=True)
 
 
-def studentized_z_null(corr_blocks, n_groups, generator: np.random.Generator, n_sim: int = 20_000) -> StudentizedZNull:
+def studentized_z_null(corr_blocks: Sequence[npt.ArrayLike], n_groups: int | Sequence[int], generator: np.random.Generator,
+                       n_sim: int = 20_000) -> StudentizedZNull:
     """The law of a z table whose error bars are estimated from few groups, by simulation.
 
     The table is made of independent blocks (e.g. one per sample size). In block ``b`` each of its

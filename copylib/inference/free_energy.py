@@ -19,6 +19,7 @@ import io
 import logging
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import logsumexp
 
 from ..arguments import as_real_array, check_finite
@@ -62,7 +63,7 @@ class LadderFit:
     betas : strictly increasing in ``[0, 1]``, ending at 1.
     """
 
-    def __init__(self, u_data, betas):
+    def __init__(self, u_data: npt.ArrayLike, betas: npt.ArrayLike) -> None:
         u, b = _check_draws(u_data, betas)
         K, n = u.shape
         self.betas, self.u = b, u.ravel()
@@ -72,7 +73,7 @@ class LadderFit:
         self.log_den = logsumexp(np.log(n) + f[:, None] - reduced, axis=0)
         self.log_z_first = logsumexp(-b[0] * self.u - self.log_den)
 
-    def log_partition(self, at) -> np.ndarray:
+    def log_partition(self, at: npt.ArrayLike) -> np.ndarray:
         """``ln Z(beta) / Z(beta_1)`` at every ``beta`` in ``at`` (in ``[0, 1]``; best inside ``[beta_1, 1]``:
         outside, MBAR extrapolates), shape ``(len(at),)``."""
         a = _check_at(at)
@@ -88,11 +89,11 @@ class LadderFit:
         return np.exp(lw - logsumexp(lw))
 
 
-def ladder_log_partition(u_data, betas, at) -> np.ndarray:
+def ladder_log_partition(u_data: npt.ArrayLike, betas: npt.ArrayLike, at: npt.ArrayLike) -> np.ndarray:
     """``ln Z(beta) / Z(beta_1)`` at every ``beta`` in ``at``, from one run of the ladder (:class:`LadderFit`)."""
     return LadderFit(u_data, betas).log_partition(at)
 
 
-def ladder_weights(u_data, betas, beta: float) -> np.ndarray:
+def ladder_weights(u_data: npt.ArrayLike, betas: npt.ArrayLike, beta: float) -> np.ndarray:
     """Normalised weights of the pooled draws for the target at ``beta`` (:meth:`LadderFit.weights`)."""
     return LadderFit(u_data, betas).weights(beta)

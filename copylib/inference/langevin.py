@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_generator, check_int, check_positive
@@ -182,9 +183,9 @@ def _step_sizes(step_size, R: int) -> torch.Tensor:
 
 def langevin(
     energy: Callable,
-    init,
+    init: dict[str, npt.ArrayLike | torch.Tensor] | Sequence[npt.ArrayLike | torch.Tensor],
     n_steps: int,
-    step_size,
+    step_size: npt.ArrayLike | torch.Tensor,
     generator: torch.Generator,
     *,
     n_warmup: int,
@@ -192,12 +193,12 @@ def langevin(
     metropolis: bool = True,
     target_accept: float = 0.57,
     record: Callable | None = None,
-    scales=None,
+    scales: npt.ArrayLike | torch.Tensor | dict[str, npt.ArrayLike | torch.Tensor] | Sequence[npt.ArrayLike | torch.Tensor] | None = None,
     adapt_scales: bool = False,
     min_accept: float = 0.02,
     max_rejections: int = 1000,
     energy_grad: Callable | None = None,
-    direction=None,
+    direction: dict[str, npt.ArrayLike | torch.Tensor] | Sequence[npt.ArrayLike | torch.Tensor] | None = None,
     direction_step: float | None = None,
     n_leapfrog: int = 1,
 ) -> SamplingResult:

@@ -23,9 +23,12 @@ filter"). :func:`map_sweep` does the same.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_generator, check_int, check_positive, check_shape
@@ -109,12 +112,12 @@ def _adam_step(x, grad, m, v, step: int, lr: float, betas=(0.9, 0.999), eps: flo
 
 
 def train_map(
-    C,
+    C: npt.ArrayLike | torch.Tensor,
     spec: ModelSpec,
     generator: torch.Generator | None = None,
     *,
     init: dict | None = None,
-    init_scale=0.1,
+    init_scale: npt.ArrayLike = 0.1,
     n_steps: int = 2000,
     lr: float = 0.05,
     lr_final: float = 1e-3,
@@ -237,7 +240,7 @@ def _train(C, spec, generator, init, init_scale, n_steps, lr, lr_final, n_record
     )
 
 
-def lowest_objective(objective, groups) -> np.ndarray:
+def lowest_objective(objective: npt.ArrayLike, groups: npt.ArrayLike) -> np.ndarray:
     """Index of the run with the lowest objective within each group (the MAP filter).
 
     objective : ``(R,)``; groups : ``(R,)`` labels. Returns one index per unique
@@ -255,7 +258,7 @@ def lowest_objective(objective, groups) -> np.ndarray:
     return np.asarray(best)
 
 
-def nested_cooccurrence(P_values, spec: ModelSpec, rng: np.random.Generator) -> np.ndarray:
+def nested_cooccurrence(P_values: Sequence[int] | np.ndarray, spec: ModelSpec, rng: np.random.Generator) -> np.ndarray:
     """Co-occurrence tensors of nested data sets, shape ``(n_P, L, L, V, V)``.
 
     One data set of ``max(P_values)`` sequences is drawn from ``rng``; the data at
@@ -299,12 +302,12 @@ class SweepResult:
 
 
 def map_sweep(
-    P_values,
+    P_values: Sequence[int] | np.ndarray,
     spec: ModelSpec,
     rng: np.random.Generator,
     *,
-    init_scales=(0.01, 1.0, 3.0),
-    **train_kwargs,
+    init_scales: npt.ArrayLike = (0.01, 1.0, 3.0),
+    **train_kwargs: Any,
 ) -> SweepResult:
     """Adam with restarts over a range of sample sizes, keeping the lowest objective.
 

@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import check_int, check_positive
@@ -22,7 +23,7 @@ _DTYPE = torch.float64
 _MIN_STEPS_ACCEPT_CHECK = 100
 
 
-def name_chains(mask, limit: int = 10) -> str:
+def name_chains(mask: npt.ArrayLike | torch.Tensor, limit: int = 10) -> str:
     """``"chain 3"`` or ``"chains 0, 4, ..."``: the chains where ``mask (R,)`` is true (at most ``limit`` listed)."""
     limit = check_int("limit", limit, 1)
     idx = torch.nonzero(torch.as_tensor(mask)).flatten().tolist()
@@ -40,7 +41,7 @@ class AcceptanceMonitor:
     algorithm in the messages.
     """
 
-    def __init__(self, R: int, max_rejections: int, min_accept: float, label: str = "MALA"):
+    def __init__(self, R: int, max_rejections: int, min_accept: float, label: str = "MALA") -> None:
         R = check_int("R", R, 1)
         self.max_rejections = check_int("max_rejections", max_rejections, 1)
         self.min_accept = check_positive("min_accept", min_accept, allow_zero=True)
@@ -84,7 +85,7 @@ class DrawRecorder:
     calls of :meth:`keep` are ignored); R : the number of chains.
     """
 
-    def __init__(self, record: Callable | None, default: Callable, n_kept: int, R: int):
+    def __init__(self, record: Callable | None, default: Callable, n_kept: int, R: int) -> None:
         if record is not None and not callable(record):
             raise TypeError("record must be callable or None")
         self.record = default if record is None else record
@@ -93,7 +94,7 @@ class DrawRecorder:
         self.records: list[dict] = []
         self.energies: list[torch.Tensor] = []
 
-    def keep(self, params, E: torch.Tensor) -> None:
+    def keep(self, params: Mapping[str, torch.Tensor] | Sequence[torch.Tensor], E: torch.Tensor) -> None:
         """Record the state ``params`` (container of ``(R, ...)`` tensors) with its energy ``E (R,)``."""
         if len(self.energies) >= self.n_kept:
             return

@@ -17,8 +17,11 @@ result cache (:mod:`copylib.cache`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_generator, check_int
@@ -176,22 +179,22 @@ def _sample(target: PosteriorTarget, name: str, n_steps, generator, *, n_warmup,
 
 
 def sample_collapsed_posterior(
-    C,
+    C: npt.ArrayLike | torch.Tensor,
     spec: ModelSpec,
     n_chains: int,
     n_steps: int,
     generator: torch.Generator,
     *,
     n_warmup: int,
-    init="prior",
-    step_size=0.1,
+    init: str | dict[str, npt.ArrayLike | torch.Tensor] = "prior",
+    step_size: npt.ArrayLike | torch.Tensor = 0.1,
     thin: int = 1,
     metropolis: bool = True,
     target_accept: float = 0.57,
     scales: dict | None = None,
-    record="order",
+    record: str | Callable | None = "order",
     cache: bool = False,
-    **kwargs,
+    **kwargs: Any,
 ) -> SamplingResult:
     """Langevin (default MALA) on the logits ``(g, b)`` with the readout integrated out.
 
@@ -256,22 +259,22 @@ def sample_collapsed_posterior(
 
 
 def sample_full_posterior(
-    C,
+    C: npt.ArrayLike | torch.Tensor,
     spec: ModelSpec,
     n_chains: int,
     n_steps: int,
     generator: torch.Generator,
     *,
     n_warmup: int,
-    init="prior",
-    step_size=0.1,
+    init: str | dict[str, npt.ArrayLike | torch.Tensor] = "prior",
+    step_size: npt.ArrayLike | torch.Tensor = 0.1,
     thin: int = 1,
     metropolis: bool = True,
     target_accept: float = 0.57,
     scales: dict | None = None,
-    record="order",
+    record: str | Callable | None = "order",
     cache: bool = False,
-    **kwargs,
+    **kwargs: Any,
 ) -> SamplingResult:
     """Langevin (default MALA) on the whole network ``(g, b, W)``.
 

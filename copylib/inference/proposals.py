@@ -38,6 +38,8 @@ from .monitoring import name_chains
 __all__ = ["Move", "LangevinProposal", "MALA", "ULA", "HMC", "LineMove"]
 
 _DTYPE = torch.float64
+# what a move returns: (x, E, grad, accept (R,) bool, log_r (R,) or None)
+_Step = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
 
 def _standard_normal(shape, generator: torch.Generator) -> torch.Tensor:
@@ -89,14 +91,14 @@ class Move:
 
     label = ""
 
-    def __init__(self, evaluate: Callable, generator: torch.Generator):
+    def __init__(self, evaluate: Callable, generator: torch.Generator) -> None:
         if not callable(evaluate):
             raise TypeError("evaluate must be callable")
         if not isinstance(generator, torch.Generator):
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
         self.evaluate, self.generator = evaluate, generator
 
-    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str):
+    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str) -> _Step:
         """One move: ``(x, E, grad, accept (R,) bool, log_r (R,) or None)``; ``where`` (e.g.
         ``"at warmup step 3"``) goes into the FloatingPointError of a diverged chain."""
         raise NotImplementedError
@@ -130,7 +132,7 @@ class ULA(LangevinProposal):
 
     label = "ULA"
 
-    def step(self, x, E, grad, where):
+    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str) -> _Step:
         prop, _ = self._propose(x, grad)
         if not _all_finite(prop):
             raise FloatingPointError(
@@ -184,7 +186,7 @@ class MALA(LangevinProposal):
     metropolis = True
     label = "MALA"
 
-    def step(self, x, E, grad, where):
+    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str) -> _Step:
         prop, z = self._propose(x, grad)
         u = torch.rand(x.shape[0], generator=self.generator, dtype=_DTYPE)
         prop, E_new, g_new, ok = _evaluate_proposal(self.evaluate, prop, x, E, grad, where, self.label)
@@ -227,7 +229,7 @@ class HMC(LangevinProposal):
     metropolis = True
     label = "HMC"
 
-    def __init__(self, evaluate: Callable, generator: torch.Generator, n_leapfrog: int, jitter: float = 0.2):
+    def __init__(self, evaluate: Callable, generator: torch.Generator, n_leapfrog: int, jitter: float = 0.2) -> None:
         super().__init__(evaluate, generator)
         self.n_leapfrog = check_int("n_leapfrog", n_leapfrog, 1)
         jitter = check_positive("jitter", jitter, allow_zero=True)
@@ -236,7 +238,8 @@ class HMC(LangevinProposal):
         self.jitter = jitter
         self.step_factor = None  # (R, 1) factors of the current proposal's step, or None for 1
 
-    def leapfrog(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, where: str = ""):
+    def leapfrog(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, where: str = ""
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """``n_leapfrog`` leapfrog steps from ``(x, p)`` (``p (R, D)``, momenta in the scaled coordinates).
 
         The step is ``sqrt(h)`` (no jitter: :meth:`step` draws that). Returns ``(x', E', grad', p', ok)``: the end point, its energy and gradient, the end
@@ -259,7 +262,7 @@ class HMC(LangevinProposal):
             p = p - (0.5 if k == self.n_leapfrog - 1 else 1.0) * eps_s * g_y
         return y, E_y, g_y, p, ok
 
-    def step(self, x, E, grad, where):
+    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str) -> _Step:
         p0 = _standard_normal(tuple(x.shape), self.generator)
         u = torch.rand(x.shape[0], generator=self.generator, dtype=_DTYPE)
         if self.jitter > 0:
@@ -288,11 +291,11 @@ class LineMove(Move):
 
     label = "line move"
 
-    def __init__(self, evaluate: Callable, generator: torch.Generator, direction: torch.Tensor, step: float):
+    def __init__(self, evaluate: Callable, generator: torch.Generator, direction: torch.Tensor, step: float) -> None:
         super().__init__(evaluate, generator)
         self.direction, self.step_size = direction.to(_DTYPE), float(step)
 
-    def step(self, x, E, grad, where):
+    def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str) -> _Step:
         R = x.shape[0]
         delta = self.step_size * _standard_normal((R,), self.generator)
         u = torch.rand(R, generator=self.generator, dtype=_DTYPE)

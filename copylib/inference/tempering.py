@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_generator, check_int, check_positive
@@ -64,7 +65,7 @@ class TemperingResult:
     final_params: dict
 
 
-def check_ladder(betas) -> np.ndarray:
+def check_ladder(betas: npt.ArrayLike) -> np.ndarray:
     """The inverse temperatures as a float array ``(K,)``: strictly increasing in ``[0, 1]``, last one 1.
 
     Raises ValueError naming ``betas`` otherwise.
@@ -146,7 +147,7 @@ def _swap(rows_k, rows_k1, tensors):
         t[rows_k1] = tmp
 
 
-def parallel_tempering(energy: Callable, init: dict, betas, n_steps: int, step_size: float,
+def parallel_tempering(energy: Callable, init: dict, betas: npt.ArrayLike, n_steps: int, step_size: float,
                        generator: torch.Generator, *, n_warmup: int, thin: int = 1, swap_every: int = 1,
                        record: Callable | None = None, scales: dict | None = None,
                        target_accept: float = 0.57) -> TemperingResult:

@@ -7,3 +7,5 @@
 * :mod:`copylib.model.losses` -- test and train losses and the reference predictors;
 * :mod:`copylib.model.induction` -- the induction task and a two-layer attention-only network for it.
 """
+
+from __future__ import annotations

@@ -33,6 +33,7 @@ import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 import torch
 
@@ -75,7 +76,7 @@ class AttentionKind:
         module, _, function = self.prior_action.rpartition(".")
         return getattr(importlib.import_module(module), function)
 
-    def theory_module(self):
+    def theory_module(self) -> ModuleType:
         """The module named by ``theory``, e.g. :mod:`copylib.theory.linear`."""
         return importlib.import_module(self.theory)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import check_generator, check_int, check_positive, check_shape
@@ -98,7 +99,7 @@ def _check_tokens(tokens) -> np.ndarray:
     return tokens
 
 
-def previous_occurrence(tokens) -> np.ndarray:
+def previous_occurrence(tokens: npt.ArrayLike) -> np.ndarray:
     """Most recent earlier position of the same token, shape ``(P, L)``, ``-1`` where there is none.
 
     tokens : integer array ``(P, L)``, entries >= 0.
@@ -145,7 +146,8 @@ def _as_tensor(name, a):
     return torch.as_tensor(np.asarray(a, dtype=np.float64))
 
 
-def layers_from_attention(A1, K, W, X):
+def layers_from_attention(A1: torch.Tensor, K: torch.Tensor, W: torch.Tensor,
+                          X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(A2, F)`` from layer-1 attention ``A1 (..., L, L)``, ``K, W (..., V, V)`` and ``X (..., P, L, V)`` tensors.
 
     The parameters' batch dimensions ``...`` broadcast against those of ``X`` before ``P``. Inner function
@@ -174,7 +176,9 @@ def _check_params(g, K, W, X):
     return g, K, W, X
 
 
-def induction_forward(g, K, W, X):
+def induction_forward(g: npt.ArrayLike | torch.Tensor, K: npt.ArrayLike | torch.Tensor,
+                      W: npt.ArrayLike | torch.Tensor, X: npt.ArrayLike | torch.Tensor
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Both layers of the network: ``(A1, A2, F)``.
 
     g : ``(..., L, L)`` layer-1 logits; K, W : ``(..., V, V)``; X : ``(..., P, L, V)`` one-hot
@@ -191,7 +195,8 @@ def induction_forward(g, K, W, X):
     return A1, A2, F
 
 
-def sequence_errors(A1, K, W, X, Y, mask):
+def sequence_errors(A1: torch.Tensor, K: torch.Tensor, W: torch.Tensor, X: torch.Tensor, Y: torch.Tensor,
+                    mask: torch.Tensor) -> torch.Tensor:
     """Masked squared error of every sequence, shape ``(..., P)`` (tensors, autograd kept).
 
     A1 : ``(..., L, L)`` layer-1 attention (e.g. ``attention(g, "softmax", causal=True)``);
@@ -202,7 +207,8 @@ def sequence_errors(A1, K, W, X, Y, mask):
     return (((F - Y) ** 2).sum(-1) * mask).sum(-1)
 
 
-def induction_energy(g, K, W, data: InductionData, spec: InductionSpec):
+def induction_energy(g: npt.ArrayLike | torch.Tensor, K: npt.ArrayLike | torch.Tensor,
+                     W: npt.ArrayLike | torch.Tensor, data: InductionData, spec: InductionSpec) -> torch.Tensor:
     """Potential ``U(g, K, W)`` (negative log posterior up to a constant), shape ``(...)``.
 
     g : ``(..., L, L)``, K, W : ``(..., V, V)`` tensors (autograd kept) or arrays; ``data`` one data set
@@ -222,7 +228,7 @@ def induction_energy(g, K, W, data: InductionData, spec: InductionSpec):
     return sse / (2 * spec.sigma_sq) + induction_prior(g, K, W, spec)
 
 
-def induction_prior(g, K, W, spec: InductionSpec):
+def induction_prior(g: torch.Tensor, K: torch.Tensor, W: torch.Tensor, spec: InductionSpec) -> torch.Tensor:
     """The prior part of ``U``: ``|g|^2/(2 sigma_G^2) + |K|^2/(2 sigma_K^2) + |W|^2/(2 omega)``, shape ``(...)``.
 
     Tensors ``g (..., L, L)``, ``K, W (..., V, V)`` (autograd kept); inner function, shapes unchecked.
@@ -231,7 +237,7 @@ def induction_prior(g, K, W, spec: InductionSpec):
             + (W ** 2).sum((-1, -2)) / (2 * spec.omega))
 
 
-def layer1_copy_weight(A1):
+def layer1_copy_weight(A1: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Mean previous-token weight of layer 1, ``c = (1/(L-1)) sum_{l>=1} A1[l, l-1]`` (0-based), shape ``(...)``.
 
     The causal copy weight ``gamma_1 / (L - 1)`` of the one-layer chapter.
@@ -245,7 +251,7 @@ def layer1_copy_weight(A1):
     return c.detach().numpy() if as_numpy else c
 
 
-def induction_accuracy(F, data: InductionData):
+def induction_accuracy(F: npt.ArrayLike | torch.Tensor, data: InductionData) -> torch.Tensor:
     """Share of the masked positions where ``argmax F`` is the target token, shape ``F.shape[:-3]``.
 
     F : ``(..., P, L, V)`` network outputs on ``data``.
@@ -255,7 +261,7 @@ def induction_accuracy(F, data: InductionData):
     return hit.sum((-1, -2)).double() / float(data.mask.sum())
 
 
-def induction_keys(tokens) -> np.ndarray:
+def induction_keys(tokens: npt.ArrayLike) -> np.ndarray:
     """The induction keys of every position, bool ``(P, L, L)``: entry ``(l, j)`` is True for
     ``1 <= j <= l`` with ``x_{j-1} = x_l`` (the value at ``j`` followed an occurrence of the current token)."""
     t = _check_tokens(tokens)
@@ -264,7 +270,7 @@ def induction_keys(tokens) -> np.ndarray:
     return keys & np.tril(np.ones((t.shape[1],) * 2, dtype=bool))[None]
 
 
-def induction_attention_score(A2, data: InductionData):
+def induction_attention_score(A2: npt.ArrayLike | torch.Tensor, data: InductionData) -> torch.Tensor:
     """Layer 2's attention mass on the induction keys, averaged over masked positions, shape ``A2.shape[:-3]``.
 
     The induction keys of position ``l`` are the ``j <= l`` with ``x_{j-1} = x_l`` (``j >= 1``).

@@ -9,6 +9,7 @@ fresh sequences) has a closed form, because for uniform i.i.d. one-hot rows
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import check_finite, check_int, check_shape
@@ -17,7 +18,7 @@ from ..model.statistics import sample_size, sum_squared_error, token_moment
 from ..model.task import shift_matrix
 
 
-def expected_loss(A, W, T):
+def expected_loss(A: npt.ArrayLike | torch.Tensor, W: npt.ArrayLike | torch.Tensor, T: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Population (test) loss per position of ``F = A X W`` for targets ``Y = T X``.
 
     A : ``(..., L, L)``; W : ``(..., V, V)``; T : ``(L, L)``. Returns shape ``(...)``.
@@ -44,7 +45,7 @@ def expected_loss(A, W, T):
     return from_torch(as_numpy, loss)
 
 
-def empirical_loss(A, W, C, T):
+def empirical_loss(A: npt.ArrayLike | torch.Tensor, W: npt.ArrayLike | torch.Tensor, C: npt.ArrayLike | torch.Tensor, T: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Training loss per position from the co-occurrence tensor ``C``, shape ``(...)``."""
     as_numpy, (A, W, C, T) = to_torch(A, W, C, T, names=("A", "W", "C", "T"))
     P = sample_size(C)
@@ -53,19 +54,19 @@ def empirical_loss(A, W, C, T):
     return from_torch(as_numpy, sum_squared_error(A, W, C, T) / (P * A.shape[-1]))
 
 
-def constant_predictor(L: int, V: int):
+def constant_predictor(L: int, V: int) -> tuple[np.ndarray, np.ndarray]:
     """``(A, W)`` predicting ``1/V`` for every token: any row-stochastic A with ``W = J/V``."""
     L, V = check_int("L", L, 2), check_int("V", V, 2)
     return np.full((L, L), 1.0 / L), np.full((V, V), 1.0 / V)
 
 
-def uniform_pooling(L: int, V: int):
+def uniform_pooling(L: int, V: int) -> tuple[np.ndarray, np.ndarray]:
     """``(A, W) = (J/L, I)``: the in-context unigram predictor (token frequencies in the sequence)."""
     L, V = check_int("L", L, 2), check_int("V", V, 2)
     return np.full((L, L), 1.0 / L), np.eye(V)
 
 
-def perfect_copy(L: int, V: int, cyclic: bool = True):
+def perfect_copy(L: int, V: int, cyclic: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(A, W) = (T, I)``: attend to the previous token and copy it."""
     V = check_int("V", V, 2)
     return shift_matrix(L, cyclic), np.eye(V)

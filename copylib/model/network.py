@@ -17,9 +17,11 @@ input gives numpy output (float64); torch input keeps its dtype and autograd.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive, check_shape
@@ -95,7 +97,7 @@ class ModelSpec:
         return shift_matrix(self.L, self.cyclic)
 
 
-def check_spec(spec, *, kind: str | None = None, cyclic_because: str | None = None,
+def check_spec(spec: object, *, kind: str | None = None, cyclic_because: str | None = None,
                theory: str = "this function") -> ModelSpec:
     """Return ``spec`` if it is a :class:`ModelSpec` that meets a caller's requirements.
 
@@ -114,7 +116,7 @@ def check_spec(spec, *, kind: str | None = None, cyclic_because: str | None = No
     return spec
 
 
-def to_torch(*arrays, names):
+def to_torch(*arrays: npt.ArrayLike | torch.Tensor, names: Sequence[str]) -> tuple[bool, list[torch.Tensor]]:
     """The arrays as torch tensors, and whether the caller gets numpy back: ``(as_numpy, tensors)``.
 
     Numpy (or other real array-like) inputs become float64 tensors; tensors are kept
@@ -136,12 +138,12 @@ def to_torch(*arrays, names):
     return as_numpy, out
 
 
-def from_torch(as_numpy: bool, t: torch.Tensor):
+def from_torch(as_numpy: bool, t: torch.Tensor) -> np.ndarray | torch.Tensor:
     """``t`` as a numpy array if ``as_numpy`` (from :func:`to_torch`), else the tensor itself."""
     return t.detach().numpy() if as_numpy else t
 
 
-def attention_logits(g, b):
+def attention_logits(g: npt.ArrayLike | torch.Tensor, b: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Logits ``G = b J + g``.
 
     g : shape ``(..., L, L)``; b : shape ``(...)`` (one bias per batch entry).
@@ -158,7 +160,7 @@ def attention_logits(g, b):
     return from_torch(as_numpy, g + b[..., None, None])
 
 
-def attention(G, kind: str, causal: bool = False):
+def attention(G: npt.ArrayLike | torch.Tensor, kind: str, causal: bool = False) -> np.ndarray | torch.Tensor:
     """Attention matrix from logits, shape ``(..., L, L)``.
 
     ``kind`` is a registered attention kind (:func:`copylib.model.attention.attention_kind`;
@@ -183,7 +185,7 @@ def attention(G, kind: str, causal: bool = False):
     return from_torch(as_numpy, entry.forward(G, causal))
 
 
-def network_output(X, A, W):
+def network_output(X: npt.ArrayLike | torch.Tensor, A: npt.ArrayLike | torch.Tensor, W: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Network output ``F = A X W``.
 
     X : ``(..., P, L, V)`` one-hot inputs; A : ``(..., L, L)``; W : ``(..., V, V)``.
@@ -200,7 +202,7 @@ def network_output(X, A, W):
     return from_torch(as_numpy, F)
 
 
-def prior_energy(g, b, W, spec: ModelSpec):
+def prior_energy(g: npt.ArrayLike | torch.Tensor, b: npt.ArrayLike | torch.Tensor, W: npt.ArrayLike | torch.Tensor, spec: ModelSpec) -> np.ndarray | torch.Tensor:
     """Negative log prior up to a constant, one value per batch entry.
 
     ``|g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2) + |W|^2 / (2 omega)``.

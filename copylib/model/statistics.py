@@ -16,6 +16,8 @@ so one evaluation costs O(L^2 V^2) whatever the number of sequences ``P``.
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
@@ -29,7 +31,7 @@ def _check_cooccurrence_shape(C) -> None:
         raise ValueError(f"C must have shape (..., L, L, V, V), got {tuple(C.shape)}")
 
 
-def cooccurrence(X):
+def cooccurrence(X: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Token co-occurrence ``C[..., l, m, a, b] = sum_mu X[..., mu, l, a] X[..., mu, m, b]``.
 
     X : ``(..., P, L, V)``. Returns ``(..., L, L, V, V)``.
@@ -40,7 +42,7 @@ def cooccurrence(X):
     return from_torch(as_numpy, torch.einsum("...pla,...pmb->...lmab", X, X))
 
 
-def sample_size(C):
+def sample_size(C: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Number of sequences ``P`` behind a co-occurrence tensor, shape ``(...)``.
 
     Uses ``sum_l tr C[l, l] = P L`` (each position holds exactly one token).
@@ -53,7 +55,7 @@ def sample_size(C):
     return from_torch(as_numpy, P)
 
 
-def readout_moments(A, C, T):
+def readout_moments(A: npt.ArrayLike | torch.Tensor, C: npt.ArrayLike | torch.Tensor, T: npt.ArrayLike | torch.Tensor) -> tuple[np.ndarray | torch.Tensor, ...]:
     """The data moments seen by the readout: ``(Phi^T Phi, Phi^T Y, tr Y^T Y)``.
 
     A : ``(..., L, L)`` attention; C : ``(..., L, L, V, V)``; T : ``(L, L)`` target.
@@ -88,7 +90,7 @@ def _target_energy(C, T):
     return ((T.transpose(-1, -2) @ T) * torch.diagonal(C, dim1=-2, dim2=-1).sum(-1)).sum((-1, -2))
 
 
-def target_energy(C, T):
+def target_energy(C: npt.ArrayLike | torch.Tensor, T: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """``tr Y^T Y = sum_mu |T X^mu|^2`` from the co-occurrence tensor, shape ``(...)``.
 
     It does not depend on the network; :func:`copylib.train_map <copylib.inference.map_training.train_map>` computes it once
@@ -104,7 +106,8 @@ def target_energy(C, T):
     return from_torch(as_numpy, _target_energy(C, T.to(C.dtype)))
 
 
-def sum_squared_error(A, W, C, T, y2=None):
+def sum_squared_error(A: npt.ArrayLike | torch.Tensor, W: npt.ArrayLike | torch.Tensor, C: npt.ArrayLike | torch.Tensor, T: npt.ArrayLike | torch.Tensor,
+                      y2: npt.ArrayLike | torch.Tensor | None = None) -> np.ndarray | torch.Tensor:
     """``sum_mu |A X^mu W - T X^mu|^2`` from the sufficient statistics, shape ``(...)``.
 
     ``y2``: optional precomputed :func:`target_energy` ``(C, T)`` (it does not depend
@@ -135,7 +138,7 @@ def sum_squared_error(A, W, C, T, y2=None):
     return from_torch(as_numpy, sse)
 
 
-def token_moment(M, V: int):
+def token_moment(M: npt.ArrayLike | torch.Tensor, V: int) -> np.ndarray | torch.Tensor:
     """Population mean ``E[X^T M X]`` over uniform i.i.d. one-hot rows, shape ``(..., V, V)``.
 
     ``E[X^T M X] = (tr M / V) I + ((1^T M 1 - tr M) / V^2) J``.
@@ -207,7 +210,7 @@ class BatchedReadoutMoments:
     dtype of ``C``).
     """
 
-    def __init__(self, C: torch.Tensor, R: int, cyclic: bool):
+    def __init__(self, C: torch.Tensor, R: int, cyclic: bool) -> None:
         R = check_int("R", R, 1)
         check_bool("cyclic", cyclic)
         if not isinstance(C, torch.Tensor) or not C.is_floating_point():
@@ -232,7 +235,7 @@ class BatchedReadoutMoments:
         self.AtA = torch.empty(R, L, L, dtype=C.dtype)
         self.N = torch.empty(R, 2, V, V, dtype=C.dtype)
 
-    def moments(self, A: torch.Tensor):
+    def moments(self, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``K, B`` (each ``(R, V, V)``) of the attention matrices ``A (R, L, L)``."""
         R, L, V, M = self.R, self.L, self.V, self.M
         torch.bmm(A.transpose(1, 2), A, out=self.AtA)

@@ -4,3 +4,5 @@
 * :mod:`copylib.posterior.targets` -- the posterior targets (energy and gradient) samplers and Adam consume;
 * :mod:`copylib.posterior.order_parameters` -- invariants, order parameters and the plug-in action.
 """
+
+from __future__ import annotations

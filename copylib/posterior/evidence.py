@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import check_finite, check_generator, check_int, check_shape
@@ -112,7 +113,7 @@ def _not_positive_definite(K: torch.Tensor, spec: ModelSpec) -> Exception:
     )
 
 
-def negative_log_evidence(A, C, spec: ModelSpec):
+def negative_log_evidence(A: npt.ArrayLike | torch.Tensor, C: npt.ArrayLike | torch.Tensor, spec: ModelSpec) -> np.ndarray | torch.Tensor:
     """Exact ``-ln p(Y | A)`` with the readout ``W`` integrated out, all constants included.
 
     Parameters
@@ -171,7 +172,7 @@ def negative_log_evidence(A, C, spec: ModelSpec):
     return from_torch(as_numpy, nle)
 
 
-def optimal_readout(A, C, spec: ModelSpec):
+def optimal_readout(A: npt.ArrayLike | torch.Tensor, C: npt.ArrayLike | torch.Tensor, spec: ModelSpec) -> np.ndarray | torch.Tensor:
     """Posterior mean of ``W`` given ``A``: ``(K + kappa I)^{-1} B``, shape ``(..., V, V)``.
 
     A : ``(..., L, L)``; C : ``(..., L, L, V, V)`` (batches broadcast). This is
@@ -186,7 +187,7 @@ def optimal_readout(A, C, spec: ModelSpec):
     return from_torch(as_numpy, torch.cholesky_solve(B, chol))
 
 
-def effective_action(g, b, C, spec: ModelSpec):
+def effective_action(g: npt.ArrayLike | torch.Tensor, b: npt.ArrayLike | torch.Tensor, C: npt.ArrayLike | torch.Tensor, spec: ModelSpec) -> np.ndarray | torch.Tensor:
     """Collapsed negative log posterior of the logits, up to a ``(g, b)``-independent constant.
 
     ``negative_log_evidence(A(g, b), C, spec) + |g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2)``
@@ -234,7 +235,7 @@ def _features(X: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     return torch.einsum("lm,pmv->plv", A, X).reshape(-1, X.shape[-1])
 
 
-def negative_log_evidence_primal(X, Y, A, spec: ModelSpec):
+def negative_log_evidence_primal(X: npt.ArrayLike | torch.Tensor, Y: npt.ArrayLike | torch.Tensor, A: npt.ArrayLike | torch.Tensor, spec: ModelSpec) -> np.ndarray | torch.Tensor:
     """Naive reference: ``-ln p(Y | A)`` from the ``PL x PL`` Gaussian-process kernel.
 
     ``(V/2) ln det(2 pi Sigma) + (1/2) tr Y^T Sigma^{-1} Y`` with
@@ -262,8 +263,8 @@ def negative_log_evidence_primal(X, Y, A, spec: ModelSpec):
     return from_torch(as_numpy, 0.5 * spec.V * logdet + 0.5 * (Z**2).sum())
 
 
-def negative_log_evidence_mc(X, Y, A, spec: ModelSpec, n_samples: int, rng: np.random.Generator,
-                             chunk_size: int = 1 << 14):
+def negative_log_evidence_mc(X: npt.ArrayLike | torch.Tensor, Y: npt.ArrayLike | torch.Tensor, A: npt.ArrayLike | torch.Tensor, spec: ModelSpec, n_samples: int,
+                             rng: np.random.Generator, chunk_size: int = 1 << 14) -> tuple[float, float]:
     """Monte Carlo ``-ln E_W p(Y | A, W)`` over prior draws ``W_ij ~ N(0, omega)``.
 
     ``-ln[(1/n) sum_k p(Y | A, W_k)]`` via a log-sum-exp accumulated over chunks of

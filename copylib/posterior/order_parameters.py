@@ -30,6 +30,7 @@ import functools
 import math
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
@@ -91,7 +92,7 @@ def _shift(L: int, cyclic: bool, like: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------
 
 
-def invariants(A, cyclic: bool = True):
+def invariants(A: npt.ArrayLike | torch.Tensor, cyclic: bool = True) -> tuple[np.ndarray | torch.Tensor, ...]:
     """The four invariants through which the large-P data action depends on ``A``.
 
     Parameters
@@ -130,7 +131,7 @@ def invariants(A, cyclic: bool = True):
     return tuple(from_torch(as_numpy, t) for t in (alpha_1, alpha_2, gamma_1, gamma_2))
 
 
-def order_parameters(A):
+def order_parameters(A: npt.ArrayLike | torch.Tensor) -> tuple[np.ndarray | torch.Tensor, ...]:
     """Pooling amplitude ``m``, copy amplitude ``q`` and transverse weight ``r2``.
 
     ``A = m J/L + q (T - J/L) + A_perp`` with ``A_perp`` Frobenius-orthogonal
@@ -170,7 +171,7 @@ def _attention_from_mq(m: torch.Tensor, q: torch.Tensor, L: int) -> torch.Tensor
     return (m - q) / L + q * T
 
 
-def attention_from_order_parameters(m, q, L: int):
+def attention_from_order_parameters(m: npt.ArrayLike | torch.Tensor, q: npt.ArrayLike | torch.Tensor, L: int) -> np.ndarray | torch.Tensor:
     """The symmetric attention matrix ``A = m J/L + q (T - J/L)``.
 
     m, q : arrays broadcastable to a common shape ``(...)``; L : int >= 2.
@@ -190,7 +191,7 @@ def attention_from_order_parameters(m, q, L: int):
 # --------------------------------------------------------------------------
 
 
-def copy_attention(Delta, L: int):
+def copy_attention(Delta: npt.ArrayLike | torch.Tensor, L: int) -> np.ndarray | torch.Tensor:
     """Softmax attention with logit gap ``Delta`` on the previous position.
 
     ``A = row-softmax(Delta T)``: every row has logit ``Delta`` at ``l-1``
@@ -213,7 +214,7 @@ def copy_attention(Delta, L: int):
     return from_torch(as_numpy, A)
 
 
-def copy_weight(A):
+def copy_weight(A: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Mean previous-token weight ``c = (1/L) sum_l A[l, l-1]`` (cyclic), shape ``(...)``.
 
     A : ``(..., L, L)``. The softmax order parameter (the paper's ``a_G``-like
@@ -226,7 +227,7 @@ def copy_weight(A):
     return from_torch(as_numpy, (A * T).sum((-1, -2)) / L)
 
 
-def logit_gap(A):
+def logit_gap(A: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Logit gap ``Delta = ln((L-1) c / (1 - c))`` from the copy weight ``c`` of ``A``.
 
     A : ``(..., L, L)``. Returns shape ``(...)``. Exact inverse of
@@ -255,7 +256,9 @@ def logit_gap(A):
 # --------------------------------------------------------------------------
 
 
-def plugin_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, include_constant: bool = False):
+def plugin_action(alpha_1: npt.ArrayLike | torch.Tensor, alpha_2: npt.ArrayLike | torch.Tensor, gamma_1: npt.ArrayLike | torch.Tensor,
+                  gamma_2: npt.ArrayLike | torch.Tensor, P: npt.ArrayLike | torch.Tensor, spec: ModelSpec,
+                  include_constant: bool = False) -> np.ndarray | torch.Tensor:
     """Large-P plug-in data action ``S_data(A)`` from the four invariants.
 
     The exact collapsed evidence (readout ``W`` integrated out) is, in the
@@ -325,7 +328,8 @@ def plugin_action(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec, includ
     return from_torch(as_numpy, S)
 
 
-def plugin_action_of_attention(A, P, spec: ModelSpec, include_constant: bool = False):
+def plugin_action_of_attention(A: npt.ArrayLike | torch.Tensor, P: npt.ArrayLike | torch.Tensor, spec: ModelSpec,
+                               include_constant: bool = False) -> np.ndarray | torch.Tensor:
     """:func:`plugin_action` of an attention matrix ``A`` (``(..., L, L)``, ``L = spec.L``).
 
     Uses ``invariants(A, spec.cyclic)``. Returns shape ``(...)`` (broadcast with ``P``).
@@ -342,7 +346,7 @@ def plugin_action_of_attention(A, P, spec: ModelSpec, include_constant: bool = F
 # --------------------------------------------------------------------------
 
 
-def prior_action_linear(m, q, spec: ModelSpec):
+def prior_action_linear(m: npt.ArrayLike | torch.Tensor, q: npt.ArrayLike | torch.Tensor, spec: ModelSpec) -> np.ndarray | torch.Tensor:
     """Exact negative log prior (up to a constant) of ``(m, q)`` for linear attention.
 
     ``m^2/(2 s_p^2) + (L-1) q^2/(2 s_c^2)``, ``s_p^2 = sigma_b^2 + sigma_G^2/L^2``,
@@ -365,7 +369,7 @@ def prior_action_linear(m, q, spec: ModelSpec):
     return from_torch(as_numpy, m**2 / (2 * s_p2) + (L - 1) * q**2 / (2 * s_c2))
 
 
-def prior_action_softmax(Delta, spec: ModelSpec):
+def prior_action_softmax(Delta: npt.ArrayLike | torch.Tensor, spec: ModelSpec) -> np.ndarray | torch.Tensor:
     """Prior cost ``(L-1) Delta^2/(2 sigma_G^2)`` of the softmax copy state with gap ``Delta``.
 
     Shape of ``Delta`` is kept. Derivation: a softmax row is unchanged by a
@@ -382,7 +386,7 @@ def prior_action_softmax(Delta, spec: ModelSpec):
     return from_torch(as_numpy, (spec.L - 1) * Delta**2 / (2 * spec.sigma_G**2))
 
 
-def subspace_coverage(A, center) -> tuple[float, float]:
+def subspace_coverage(A: npt.ArrayLike, center: npt.ArrayLike) -> tuple[float, float]:
     """How much of the attention lies in the span of ``J`` and ``T`` (the order-parameter plane).
 
     A : ``(n, L, L)`` samples of the attention matrix (posterior samples or trained
@@ -417,7 +421,7 @@ def subspace_coverage(A, center) -> tuple[float, float]:
     return float((proj**2).sum() / total), float((proj.mean(0) ** 2).sum() / mean_total)
 
 
-def plane_coverage(A, center, sign_gauge: bool = False) -> tuple[float, float, float]:
+def plane_coverage(A: npt.ArrayLike, center: npt.ArrayLike, sign_gauge: bool = False) -> tuple[float, float, float]:
     """:func:`subspace_coverage` of samples ``A`` around ``center``, and ``q`` of their mean.
 
     A : ``(n, L, L)`` samples; center : ``(L, L)``. With ``sign_gauge`` each sample

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_int
@@ -39,7 +41,8 @@ __all__ = ["PosteriorTarget", "CollapsedPosterior", "JointPosterior", "map_objec
 _DTYPE = torch.float64
 
 
-def map_objective(g, b, W, C, spec: ModelSpec, y2=None):
+def map_objective(g: npt.ArrayLike | torch.Tensor, b: npt.ArrayLike | torch.Tensor, W: npt.ArrayLike | torch.Tensor, C: npt.ArrayLike | torch.Tensor, spec: ModelSpec,
+                  y2: npt.ArrayLike | torch.Tensor | None = None) -> np.ndarray | torch.Tensor:
     """Negative log posterior ``U`` of ``(g, b, W)`` given data ``C``, shape ``(R,)`` (torch).
 
     ``U = SSE / (2 sigma^2) + |g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2) + |W|^2 / (2 omega)``.
@@ -80,7 +83,7 @@ class PosteriorTarget:
 
     names: tuple[str, ...] = ()
 
-    def __init__(self, C, spec: ModelSpec, R: int | None = None):
+    def __init__(self, C: npt.ArrayLike | torch.Tensor, spec: ModelSpec, R: int | None = None) -> None:
         self.spec = check_spec(spec)
         self.C, self.R = _chain_data(C, spec, R)
         L, V = spec.L, spec.V
@@ -92,11 +95,11 @@ class PosteriorTarget:
         G = g + b[:, None, None]
         return attention_kind(self.spec.kind).forward(G, self.spec.causal)
 
-    def energy(self, params: dict) -> torch.Tensor:
+    def energy(self, params: dict[str, torch.Tensor]) -> torch.Tensor:
         """``U (R,)`` from its public definition, differentiable by autograd."""
         raise NotImplementedError
 
-    def energy_and_grad(self, params: dict) -> tuple[torch.Tensor, dict]:
+    def energy_and_grad(self, params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """``(U (R,), {name: dU/dparams[name]})``, the gradient written out by hand (no autograd)."""
         raise NotImplementedError
 
@@ -116,7 +119,7 @@ class CollapsedPosterior(PosteriorTarget):
 
     names = ("g", "b")
 
-    def __init__(self, C, spec: ModelSpec, R: int | None = None):
+    def __init__(self, C: npt.ArrayLike | torch.Tensor, spec: ModelSpec, R: int | None = None) -> None:
         super().__init__(C, spec, R)
         R, C = self.R, self.C
         V, L, s2, kappa = spec.V, spec.L, spec.sigma_sq, spec.kappa
@@ -126,10 +129,10 @@ class CollapsedPosterior(PosteriorTarget):
         self.const = 0.5 * V * (P * L * math.log(2 * math.pi * s2) - V * math.log(kappa)) + y2 / (2 * s2)
         self.kappa_eye = kappa * torch.eye(V, dtype=C.dtype)
 
-    def energy(self, params: dict) -> torch.Tensor:
+    def energy(self, params: dict[str, torch.Tensor]) -> torch.Tensor:
         return effective_action(params["g"], params["b"], self.C, self.spec)
 
-    def energy_and_grad(self, params: dict) -> tuple[torch.Tensor, dict]:
+    def energy_and_grad(self, params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         g, b = params["g"], params["b"]
         spec = self.spec
         V, s2 = spec.V, spec.sigma_sq
@@ -169,26 +172,26 @@ class JointPosterior(PosteriorTarget):
 
     names = ("g", "b", "W")
 
-    def __init__(self, C, spec: ModelSpec, R: int | None = None):
+    def __init__(self, C: npt.ArrayLike | torch.Tensor, spec: ModelSpec, R: int | None = None) -> None:
         super().__init__(C, spec, R)
         L, V = spec.L, spec.V
         y2 = target_energy(self.C, torch.as_tensor(spec.target))
         self.y2 = y2.expand(self.R) if y2.ndim == 0 else y2
         self.L, self.V, self.D = L, V, L * L + 1 + V * V
 
-    def energy(self, params: dict) -> torch.Tensor:
+    def energy(self, params: dict[str, torch.Tensor]) -> torch.Tensor:
         return map_objective(params["g"], params["b"], params["W"], self.C, self.spec)
 
-    def energy_and_grad(self, params: dict) -> tuple[torch.Tensor, dict]:
+    def energy_and_grad(self, params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, (dg, db, dW) = self._value_and_grad(params["g"], params["b"], params["W"])
         return U, {"g": dg, "b": db, "W": dW}
 
-    def split(self, x: torch.Tensor):
+    def split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Views ``g (R, L, L), b (R,), W (R, V, V)`` of the flat state ``x (R, D)``."""
         L, V = self.L, self.V
         return x[:, : L * L].view(-1, L, L), x[:, L * L], x[:, L * L + 1:].view(-1, V, V)
 
-    def gradient(self, x: torch.Tensor, out: torch.Tensor, value: bool = False):
+    def gradient(self, x: torch.Tensor, out: torch.Tensor, value: bool = False) -> torch.Tensor | None:
         """Write ``dU/dx`` at the flat state ``x`` into ``out`` (same shape).
 
         Returns ``U (R,)`` if ``value``, else None (Adam does not need it).

@@ -56,6 +56,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
@@ -134,7 +135,7 @@ def copy_rows(spec: ModelSpec) -> CopyRows:
     return CopyRows(np.full(L, L - 1), 0.0, L, L)
 
 
-def row_copy_weights(Delta, spec: ModelSpec) -> np.ndarray:
+def row_copy_weights(Delta: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """Copy weights ``c_l = 1/(1 + n_l e^{-Delta_l})`` of the rows with a target.
 
     Delta : float, array ``(...)`` (one gap for all rows) or ``(..., n_rows)``
@@ -153,7 +154,7 @@ def _per_row(D: np.ndarray, rows: CopyRows) -> np.ndarray:
     return D[..., None] * np.ones(n)
 
 
-def copy_state_invariants(Delta, spec: ModelSpec):
+def copy_state_invariants(Delta: npt.ArrayLike, spec: ModelSpec) -> tuple[float | np.ndarray, ...]:
     """``alpha_1, alpha_2, gamma_1, gamma_2`` of the copy state (gaps as :func:`row_copy_weights`).
 
     Returns four arrays of the batch shape ``(...)``. They equal
@@ -169,7 +170,7 @@ def copy_state_invariants(Delta, spec: ModelSpec):
     return alpha_1, rows.L * ones, gamma_1, rows.n_targets * ones
 
 
-def gain_criterion(Delta, spec: ModelSpec) -> np.ndarray:
+def gain_criterion(Delta: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """Left side of the large-``P`` stationarity condition of the uniform-gap family,
     ``Delta^{-1} d(gamma_1^2/alpha_1)/dDelta``, on a grid of gaps.
 
@@ -192,7 +193,7 @@ def gain_criterion(Delta, spec: ModelSpec) -> np.ndarray:
     return np.gradient((g1**2 / a1).ravel(), Delta) / Delta
 
 
-def gain_criterion_is_monotone(Delta, spec: ModelSpec) -> bool:
+def gain_criterion_is_monotone(Delta: npt.ArrayLike, spec: ModelSpec) -> bool:
     """True when :func:`gain_criterion` decreases strictly at every step of the grid ``Delta``
     (a single minimum of the uniform-gap family at every large ``P``)."""
     return bool((np.diff(gain_criterion(Delta, spec)) < 0).all())
@@ -214,7 +215,8 @@ def _data_action(a1, g1, P, spec, rows, version):
     return occam - P / (2 * spec.sigma_sq * V) * ((V - 1) * g1**2 / (a1 + eps) + nT**2 / (L + eps))
 
 
-def gap_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", order: int = 0):
+def gap_action(Delta: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field",
+               order: int = 0) -> float | np.ndarray | list[float | np.ndarray]:
     """Reduced action ``S(Delta; P)`` of the uniform-gap copy family, in nats.
 
     ``S = S_v^data(alpha_1(Delta), L, gamma_1(Delta), n_T; P) + k Delta^2 / 2`` with
@@ -313,7 +315,8 @@ class RowGapNoise:
         object.__setattr__(self, "std", check_positive("std", self.std, allow_zero=True))
 
 
-def row_gap_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 1024, std=None) -> RowGapNoise:
+def row_gap_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 1024,
+                  std: float | None = None) -> RowGapNoise:
     """Draw the logit noise of the rows (the ``"fluct"`` idea of :mod:`copylib.theory.softmax`, per row).
 
     Under the prior every logit direction other than the copy mode ``U``
@@ -363,7 +366,8 @@ def _noise_for(noise, rows) -> tuple:
     return noise.shift, noise.rho
 
 
-def row_gap_action(Delta, P: float, spec: ModelSpec, *, version: str = "mean_field", noise: RowGapNoise | None = None):
+def row_gap_action(Delta: npt.ArrayLike, P: float, spec: ModelSpec, *, version: str = "mean_field",
+                   noise: RowGapNoise | None = None) -> tuple[float | np.ndarray, np.ndarray]:
     """Reduced action of the per-row copy family and its gradient.
 
     ``S(Delta_1, ..., Delta_n) = S_v^data(alpha_1, L, gamma_1, n_T; P)
@@ -441,7 +445,7 @@ def _minima(P, spec, rows, version, grid):
     return D, np.atleast_1d(F)
 
 
-def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field"):
+def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field") -> tuple[np.ndarray, np.ndarray]:
     """All local minima of :func:`gap_action` over ``Delta in [0, 20]``.
 
     Sign changes of ``S'`` on a grid of 4001 points, refined by brentq. Returns
@@ -471,7 +475,7 @@ class UniformGapTransition:
     copy_weight: tuple
 
 
-def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_range=(10.0, 1e5),
+def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_range: tuple[float, float] = (10.0, 1e5),
                            n_scan: int = 300) -> UniformGapTransition:
     """Spinodals and ``P3`` of the uniform-gap family.
 
@@ -544,8 +548,8 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
 # --------------------------------------------------------------------------
 
 
-def row_gap_minimum(P: float, spec: ModelSpec, start, *, version: str = "mean_field",
-                    noise: RowGapNoise | None = None):
+def row_gap_minimum(P: float, spec: ModelSpec, start: npt.ArrayLike, *, version: str = "mean_field",
+                    noise: RowGapNoise | None = None) -> tuple[np.ndarray, float]:
     """A local minimum of :func:`row_gap_action` reached from ``start`` (L-BFGS-B, gaps in ``[0, 30]``).
 
     start : float (one gap for all rows) or ``(n_rows,)``; noise : see :func:`row_gap_action`.
@@ -594,7 +598,7 @@ class RowGapBranches:
     P3: float
 
 
-def row_gap_branches(P_grid, spec: ModelSpec, *, version: str = "mean_field", copy_start: float = 5.0,
+def row_gap_branches(P_grid: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field", copy_start: float = 5.0,
                      tol: float = 1e-3, noise: RowGapNoise | None = None) -> RowGapBranches:
     """Follow the minima of the per-row family up and down a grid of ``P`` (continuation).
 

@@ -48,7 +48,7 @@ class IntegratedMoments:
     binder: float
 
 
-def integrated_moments(P, spec: ModelSpec, version: str = "fluct", *, n_m: int = 161, n_q: int = 61,
+def integrated_moments(P: float, spec: ModelSpec, version: str = "fluct", *, n_m: int = 161, n_q: int = 61,
                        m_max: float = 4.0, q_widths: float = 12.0) -> IntegratedMoments:
     """Integrate ``exp(-S(m, q))`` on a rectangular grid (plain Riemann sum).
 
@@ -208,8 +208,8 @@ def _plugin_grid(P, spec, *, n_m, n_q, n_row, n_rest, m_max, q_max, max_regrid, 
                 k=k, box=box)
 
 
-def plugin_posterior_moments(P, spec: ModelSpec, *, n_m: int = 121, n_q: int = 41, n_row: int = 32,
-                               n_rest: int = 24, m_max: float = 4.0, q_max=None, max_regrid: int = 16,
+def plugin_posterior_moments(P: float, spec: ModelSpec, *, n_m: int = 121, n_q: int = 41, n_row: int = 32,
+                               n_rest: int = 24, m_max: float = 4.0, q_max: float | None = None, max_regrid: int = 16,
                                edge_tol: float = 1e-7) -> PluginMoments:
     """Moments of ``(m, q)`` under the plug-in posterior, integrated over every attention coordinate.
 
@@ -328,8 +328,8 @@ class PluginMarginal:
     edge_mass: float
 
 
-def plugin_posterior_marginal(P, spec: ModelSpec, coordinate: str = "Q", *, n_m: int = 81, n_q: int = 161,
-                              n_row: int = 24, n_rest: int = 16, m_max: float = 4.0, q_max=None,
+def plugin_posterior_marginal(P: float, spec: ModelSpec, coordinate: str = "Q", *, n_m: int = 81, n_q: int = 161,
+                              n_row: int = 24, n_rest: int = 16, m_max: float = 4.0, q_max: float | None = None,
                               max_regrid: int = 16, edge_tol: float = 1e-7) -> PluginMarginal:
     """Marginal density of ``Q = (L-1) q sign m`` or of ``|m|`` under the plug-in posterior, and its modes.
 
@@ -408,7 +408,8 @@ class PluginSwitch:
     n_eval: int
 
 
-def plugin_posterior_switch(spec: ModelSpec, P_lo, P_hi, *, n_bisect: int = 12, **grid) -> PluginSwitch:
+def plugin_posterior_switch(spec: ModelSpec, P_lo: float, P_hi: float, *, n_bisect: int = 12,
+                            **grid: float | None) -> PluginSwitch:
     """Bisect ``[P_lo, P_hi]`` for the switch of the plug-in posterior from a pooling to a copying mode.
 
     The mode of the ``Q`` marginal (:func:`plugin_posterior_marginal`) moves from

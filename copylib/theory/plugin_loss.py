@@ -28,6 +28,7 @@ On ``1^perp`` (multiplicity ``V - 1``) and on ``1`` the readout has the eigenval
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_finite_array, check_P
 from ..model.network import ModelSpec, check_spec
@@ -39,7 +40,8 @@ def _n_targets(spec: ModelSpec) -> int:
     return spec.L if spec.cyclic else spec.L - 1
 
 
-def plugin_loss(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec):
+def plugin_loss(alpha_1: npt.ArrayLike, alpha_2: npt.ArrayLike, gamma_1: npt.ArrayLike, gamma_2: npt.ArrayLike, P: npt.ArrayLike,
+                spec: ModelSpec) -> np.ndarray:
     """Population loss per position of an attention matrix with its plug-in readout, from its invariants.
 
     Parameters
@@ -75,7 +77,7 @@ def plugin_loss(alpha_1, alpha_2, gamma_1, gamma_2, P, spec: ModelSpec):
     return _n_targets(spec) / L + ((V - 1) * (a1 * w_p**2 - 2 * g1 * w_p) + a2 * w_1**2 - 2 * g2 * w_1) / (L * V)
 
 
-def row_stochastic_plugin_loss(alpha_1, gamma_1, P, spec: ModelSpec):
+def row_stochastic_plugin_loss(alpha_1: npt.ArrayLike, gamma_1: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """Population loss per position of row-stochastic attention with its plug-in readout.
 
     :func:`plugin_loss` with ``alpha_2 = L`` and ``gamma_2 = n_T`` (every row of ``A``

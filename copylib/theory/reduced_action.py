@@ -17,7 +17,10 @@ Their minima, and the coexistence of two minima, are found the same way in all o
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import brentq
 
 from ..arguments import as_real_array
@@ -32,7 +35,7 @@ def _slope(name: str, values) -> np.ndarray:
     return a
 
 
-def upward_crossings(slope) -> np.ndarray:
+def upward_crossings(slope: npt.ArrayLike) -> np.ndarray:
     """Indices ``i`` with ``slope[i] < 0 <= slope[i + 1]``: a sign change ``- -> +`` (a local minimum).
 
     slope : 1-d array of at least 2 values (NaN compares false: no crossing). Returns an int array.
@@ -41,7 +44,7 @@ def upward_crossings(slope) -> np.ndarray:
     return np.flatnonzero((s[:-1] < 0) & (s[1:] >= 0))
 
 
-def downward_crossings(slope) -> np.ndarray:
+def downward_crossings(slope: npt.ArrayLike) -> np.ndarray:
     """Indices ``i`` with ``slope[i] > 0 >= slope[i + 1]``: a sign change ``+ -> -`` (a local maximum).
 
     slope : 1-d array of at least 2 values (NaN compares false: no crossing). Returns an int array.
@@ -50,7 +53,7 @@ def downward_crossings(slope) -> np.ndarray:
     return np.flatnonzero((s[:-1] > 0) & (s[1:] <= 0))
 
 
-def grid_minimum_points(slope, *, right_end: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def grid_minimum_points(slope: npt.ArrayLike, *, right_end: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Where a function has local minima on a grid interval, from its slope at the grid points.
 
     Parameters
@@ -83,7 +86,8 @@ def grid_minimum_points(slope, *, right_end: bool = False) -> tuple[np.ndarray, 
     return np.asarray(points, dtype=np.intp), up[~exact]
 
 
-def inflection_pair(x, curvature, curvature_at):
+def inflection_pair(x: npt.ArrayLike, curvature: npt.ArrayLike,
+                    curvature_at: Callable[[float], float]) -> tuple[float, float] | None:
     """The first local maximum of the slope ("hump") and the first local minimum after it ("dip").
 
     The slope ``F'`` has a local maximum where the curvature ``F''`` turns from positive to

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "trust_region_step",
@@ -10,7 +13,16 @@ __all__ = [
 ]
 
 
-def trust_region_step(g, H, radius):
+class _BatchedObjective(Protocol):
+    """What :func:`descend_many` minimises: value, gradient and Hessian of a batch of points,
+    and the objective of a subset of the batch's rows."""
+
+    def value_grad_hess(self, z: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def at(self, idx: np.ndarray) -> _BatchedObjective: ...
+
+
+def trust_region_step(g: np.ndarray, H: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact solution of ``min g.p + p.H.p/2`` over ``|p| <= radius`` for a batch of small
     problems (``g (B, d)``, ``H (B, d, d)``), via the eigendecomposition of ``H``.
 
@@ -61,8 +73,8 @@ def trust_region_step(g, H, radius):
     return p, ~interior
 
 
-def descend_many(obj, z0, P, *, gtol: float = 1e-12, maxiter: int = 500,
-                  radius0: float = 1.0, max_radius: float = 1000.0, eta: float = 0.15):
+def descend_many(obj: _BatchedObjective, z0: npt.ArrayLike, P: npt.ArrayLike, *, gtol: float = 1e-12, maxiter: int = 500,
+                 radius0: float = 1.0, max_radius: float = 1000.0, eta: float = 0.15) -> tuple[np.ndarray, np.ndarray]:
     """Trust-region Newton with the exact subproblem (scipy's ``trust-exact`` scheme and
     constants) for a batch of starts ``z0 (B, d)`` at ``P (B,)``, all iterated together.
 
