@@ -11,6 +11,7 @@ import ipywidgets as w
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from test_explorers import _images, _walk
 
 import copylib as cl
 from copylib import frames
@@ -103,16 +104,6 @@ def test_linear_size_explorer_frames_every_version_size_and_ratio():
     assert set(controls) == {"version", "L", "P/P₂"}
     assert controls["version"].value == "MAP" and controls["L"].value == "24" and controls["P/P₂"].value == "2"
     assert cl.frames.LIVE_ONLY_CLASS in live._dom_classes and not _images(live)
-
-
-def _walk(x):
-    yield x
-    for c in getattr(x, "children", ()):
-        yield from _walk(c)
-
-
-def _images(box):
-    return [x for x in _walk(box) if isinstance(x, w.Image)]
 
 
 def test_landscape_explorer_has_one_frame_per_P_and_hidden_live_controls():

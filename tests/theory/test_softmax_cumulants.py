@@ -15,9 +15,6 @@ from copylib.theory import softmax_marginal_density as smd
 SMALL = ModelSpec(L=8, V=3, kind="softmax")
 
 
-SPEC = ModelSpec(L=32, V=4, kind="softmax")
-
-
 def _prior_rows(spec, n, seed):
     g = spec.sigma_G * np.random.default_rng(seed).normal(size=(n, spec.L, spec.L))
     A = attention(g, "softmax")

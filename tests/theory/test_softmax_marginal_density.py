@@ -7,23 +7,15 @@ import math
 
 import numpy as np
 import pytest
+from test_softmax_cumulants import _prior_rows
 
-from copylib import ModelSpec, attention
-from copylib.posterior.order_parameters import invariants, plugin_action
+from copylib import ModelSpec
+from copylib.posterior.order_parameters import plugin_action
 from copylib.theory import softmax_cumulants as sc
 from copylib.theory import softmax_marginal_density as smd
 
 SMALL = ModelSpec(L=8, V=3, kind="softmax")
-
-
 SPEC = ModelSpec(L=32, V=4, kind="softmax")
-
-
-def _prior_rows(spec, n, seed):
-    g = spec.sigma_G * np.random.default_rng(seed).normal(size=(n, spec.L, spec.L))
-    A = attention(g, "softmax")
-    a1, _, g1, _ = invariants(A)
-    return A, a1, g1
 
 
 def test_prior_marginal_matches_brute_monte_carlo(cumulants_L8):

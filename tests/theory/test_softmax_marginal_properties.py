@@ -27,15 +27,11 @@ from props_helpers import (
 )
 
 _SMALL_EXACT = cl.ModelSpec(L=4, V=3, kind="softmax")
-
-
 _CUM = se.row_cumulants(_SMALL_EXACT, np.random.default_rng(0), n_draws=16, lam1=np.linspace(-12.0, 4.0, 5),
                         lam2=np.linspace(-6.0, 12.0, 7), t_step=0.25, t_range=(-20.0, 14.0))
 
 
 _C = reachable_copy_weights(_CUM, 20)
-
-
 _MARG = se.copy_weight_marginal(5.0, _SMALL_EXACT, _CUM, c_grid=_C, check_coverage=False)
 
 

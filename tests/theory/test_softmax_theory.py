@@ -19,8 +19,6 @@ from copylib.theory.softmax import (
 )
 
 SPEC = ModelSpec(L=32, V=4)
-
-
 ODD = ModelSpec(L=24, V=3, sigma_G=1.3, omega=0.7, sigma0_sq=0.6)
 
 

@@ -85,8 +85,6 @@ def test_state_fraction_valid(R, n, threshold, seed):
 
 
 _SPEC = cl.ModelSpec(L=4, V=3)
-
-
 _NOISE = st_.row_noise(_SPEC, np.random.default_rng(0), n_draws=8)
 
 
