@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     import ipywidgets
     from matplotlib.figure import Figure
 
+import numpy as np
+
+from .arguments import check_positive
+
 #: CSS classes the website's style sheet (``_static/copyhead.css``) and the browser test use.
 EXPLORER_CLASS = "copyhead-explorer"
 FRAME_CLASS = "copyhead-frame"
@@ -218,6 +222,36 @@ def live_only(widget: ipywidgets.Widget,
     import ipywidgets as w
 
     return w.VBox([w.HTML(f"<i>{note}</i>"), widget]).add_class(LIVE_ONLY_CLASS)
+
+
+def with_live(explorer, live):
+    """``explorer`` (its frames) above ``live``, controls that need a kernel, marked by :func:`live_only`."""
+    import ipywidgets as w
+
+    return w.VBox([explorer, live_only(live)])
+
+
+def show(fig) -> None:
+    """Display the matplotlib Figure ``fig`` in the notebook's output and close it (a live control's redraw)."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    display(fig)
+    plt.close(fig)
+
+
+def sample_size_axis(P_values, default=None) -> Axis:
+    """An axis named ``P`` over the sample sizes ``P_values`` (each ``> 0``), labelled to four digits.
+
+    ``default`` must be one of ``P_values``; ``None`` picks the middle one.
+    """
+    P_values = [check_positive("P_values", P) for P in np.atleast_1d(np.asarray(P_values, dtype=object))]
+    if not P_values:
+        raise ValueError("P_values must be non-empty")
+    default = P_values[len(P_values) // 2] if default is None else check_positive("default", default)
+    if default not in P_values:
+        raise ValueError(f"default must be one of P_values {P_values}, got {default}")
+    return axis("P", P_values, "{:.4g}", default=default)
 
 
 def _control(ax: Axis):

@@ -19,6 +19,8 @@
   each runs in a background thread as soon as the build is done, while the library tests go on.
 * ``one_thread``: torch on one intra-op thread for a module of tiny tensors
   (``pytestmark = pytest.mark.usefixtures("one_thread")``).
+* ``cumulants_L8``, ``cumulants_L32``: softmax row cumulants (:mod:`copylib.theory.softmax_cumulants`)
+  shared by the tests of the plug-in marginal's modules, computed once per session.
 """
 
 from __future__ import annotations
@@ -31,9 +33,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
+
+from copylib import ModelSpec
+from copylib.theory import softmax_cumulants
 
 # deadline=None: the first call of a torch/scipy path pays one-off import and
 # allocation costs, which would trip Hypothesis' per-example deadline spuriously.
@@ -62,6 +68,21 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="session")
+def cumulants_L8():
+    """Softmax row cumulants at ``L = 8, V = 3`` on a wide tilt grid (cheap enough for Monte Carlo checks)."""
+    return softmax_cumulants.row_cumulants(ModelSpec(L=8, V=3, kind="softmax"), np.random.default_rng(0),
+                                           n_draws=4096, lam1=np.linspace(-200, 100, 151),
+                                           lam2=np.linspace(-150, 150, 101))
+
+
+@pytest.fixture(scope="session")
+def cumulants_L32():
+    """Softmax row cumulants of the chapter's size ``L = 32, V = 4`` on the default tilt grid."""
+    return softmax_cumulants.row_cumulants(ModelSpec(L=32, V=4, kind="softmax"), np.random.default_rng(1),
+                                           n_draws=2048)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import copylib as cl
 from copylib.model.attention import attention_kinds
+from copylib.theory import softmax_cumulants
 
 # HYPOTHESIS_PROFILE=explore (tests/conftest.py) multiplies every budget by five.
 _FACTOR = 5 if os.environ.get("HYPOTHESIS_PROFILE") == "explore" else 1
@@ -192,3 +193,24 @@ def check_out(out, shape, use_torch: bool):
         assert isinstance(out, np.ndarray) and out.dtype == np.float64
     assert tuple(out.shape) == shape
     assert_finite(out)
+
+
+# --------------------------------------------------------------------------
+# the plug-in marginal of softmax attention (copylib.theory.softmax_cumulants and after)
+# --------------------------------------------------------------------------
+
+
+def small_row_cumulants(spec: cl.ModelSpec, seed: int, n1: int = 5, n2: int = 7, n_draws: int = 32):
+    """Cheap row cumulants: a few tilts around 0 (``lam1[3] = lam2[2] = 0`` at the defaults), a ``t``
+    grid wide enough for the prior of ``t``."""
+    s = spec.sigma_G
+    return softmax_cumulants.row_cumulants(spec, np.random.default_rng(seed), n_draws=n_draws,
+                                           lam1=np.linspace(-12.0, 4.0, n1), lam2=np.linspace(-6.0, 12.0, n2),
+                                           t_step=s / 4, t_range=(-12 * s - 2 * math.log(spec.L) - 4, 10 * s + 4))
+
+
+def reachable_copy_weights(cum, n: int = 40) -> np.ndarray:
+    """A copy-weight grid that every line of the tilt grid of ``cum`` spans (the intersection of their ranges)."""
+    v = cum.mean[..., 1]
+    lo, hi = v.min(axis=1).max(), v.max(axis=1).min()
+    return np.linspace(lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo), n)

@@ -96,6 +96,39 @@ def test_live_only_marks_any_widget(note):
     assert fr.LIVE_ONLY_CLASS in box._dom_classes
 
 
+@covers(fr.with_live, fr.show)
+@budget(5)
+@given(st.text(max_size=20))
+def test_live_controls_sit_below_the_frames_and_a_shown_figure_is_closed(title):
+    import ipywidgets as w
+
+    explorer, live = w.Label("frames"), w.Label("live")
+    box = fr.with_live(explorer, live)
+    assert box.children[0] is explorer and fr.LIVE_ONLY_CLASS in box.children[1]._dom_classes
+    assert live in box.children[1].children
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.set_title(title)
+    fr.show(fig)
+    assert not plt.fignum_exists(fig.number)
+
+
+@covers(fr.sample_size_axis)
+@budget(20)
+@given(st.lists(st.integers(1, 9999).map(float), min_size=1, max_size=6, unique=True), st.data())  # distinct labels
+def test_sample_size_axis_labels_every_P_and_defaults_to_one_of_them(P_values, data):
+    default = data.draw(st.one_of(st.none(), st.sampled_from(P_values)))
+    ax = fr.sample_size_axis(P_values, default)
+    assert ax.name == "P" and list(ax.values) == P_values and len(ax.labels) == len(P_values)
+    assert ax.values[ax.default] == (P_values[len(P_values) // 2] if default is None else default)
+    outside = max(P_values) * 2
+    with raises_naming("default"):
+        fr.sample_size_axis(P_values, outside)
+    with raises_naming("P_values"):
+        fr.sample_size_axis(P_values + [-1.0])
+    with raises_naming("P_values"):
+        fr.sample_size_axis([])
+
+
 def test_frame_stack_needs_axes():
     with pytest.raises(ValueError, match="axes"):
         fr.frame_stack(["P"], {})

@@ -16,42 +16,16 @@ gathers the public names of the modules the theory is written in, one theme each
   copy share.
 """
 
-from .linear_action import (
-    VERSIONS,
-    copy_share,
-    hessian_at_origin,
-    plugin_readout,
-    predicted_test_loss,
-    reduced_action,
-    reduced_action_gradient,
-    transverse_row_sum_factor,
-    transverse_saddle,
-)
-from .linear_jump import CopyJump, copy_share_jump, local_minima
-from .linear_minima import ActionMinimum, MinimumCurve, action_minimum, minimum_curve
-from .linear_thresholds import p1_analytic, p1_numerical, p2_analytic, p2_numerical, p2_numerical_many, susceptibility_m
+# the public names are those of the theme modules (their __all__), in the order listed above
+from . import linear_action, linear_jump, linear_minima, linear_thresholds
+from .linear_action import *  # noqa: F403
+from .linear_jump import *  # noqa: F403
+from .linear_minima import *  # noqa: F403
+from .linear_thresholds import *  # noqa: F403
 
 __all__ = [
-    "VERSIONS",
-    "ActionMinimum",
-    "MinimumCurve",
-    "transverse_row_sum_factor",
-    "reduced_action",
-    "reduced_action_gradient",
-    "transverse_saddle",
-    "hessian_at_origin",
-    "action_minimum",
-    "minimum_curve",
-    "plugin_readout",
-    "predicted_test_loss",
-    "copy_share",
-    "p1_analytic",
-    "p1_numerical",
-    "p2_analytic",
-    "p2_numerical",
-    "p2_numerical_many",
-    "susceptibility_m",
-    "local_minima",
-    "CopyJump",
-    "copy_share_jump",
+    *linear_action.__all__,
+    *linear_minima.__all__,
+    *linear_thresholds.__all__,
+    *linear_jump.__all__,
 ]

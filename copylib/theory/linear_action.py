@@ -199,9 +199,14 @@ def _action_terms(m, q, r2, P, k: ActionConstants):
 
 def _action_value(m, q, r2, P, k: ActionConstants, version: str):
     """``S`` alone (broadcast); the value of :func:`action_grad`."""
+    return _value_of_terms(m, q, r2, k, version, _action_terms(m, q, r2, P, k))
+
+
+def _value_of_terms(m, q, r2, k: ActionConstants, version: str, terms):
+    """``S`` from the :func:`_action_terms` of ``(m, q, r2, P)``."""
     L, V = k.L, k.V
     ld = 0.0 if version == "map" else 1.0
-    eps, c, a1, a2, g1, g2, d1, d2 = _action_terms(m, q, r2, P, k)
+    eps, c, a1, a2, g1, g2, d1, d2 = terms
     S = (
         ld * (V * (V - 1) / 2 * np.log1p(a1 / eps) + V / 2 * np.log1p(a2 / eps))
         - c * ((V - 1) * g1**2 / d1 + g2**2 / d2)
@@ -221,26 +226,18 @@ def action_grad(m, q, r2, P, k: ActionConstants, version: str):
     """
     L, V = k.L, k.V
     ld = 0.0 if version == "map" else 1.0
-    eps, c, a1, a2, g1, g2, d1, d2 = _action_terms(m, q, r2, P, k)
-    S = (
-        ld * (V * (V - 1) / 2 * np.log1p(a1 / eps) + V / 2 * np.log1p(a2 / eps))
-        - c * ((V - 1) * g1**2 / d1 + g2**2 / d2)
-        + m * m / (2 * k.s_p2) + (L - 1) * q * q / (2 * k.s_c2)
-    )
+    terms = _action_terms(m, q, r2, P, k)
+    S = _value_of_terms(m, q, r2, k, version, terms)
+    eps, c, a1, a2, g1, g2, d1, d2 = terms
     S_a1 = ld * V * (V - 1) / (2 * d1) + c * (V - 1) * g1**2 / d1**2
     S_a2 = ld * V / (2 * d2) + c * g2**2 / d2**2
     S_g1 = -2 * c * (V - 1) * g1 / d1
     S_g2 = -2 * c * g2 / d2
     dm = 2 * m * S_a1 + 2 * L * m * S_a2 + S_g1 + L * S_g2 + m / k.s_p2
     dq = 2 * (L - 1) * q * S_a1 + (L - 1) * S_g1 + (L - 1) * q / k.s_c2
-    dr = S_a1 + k.cL * S_a2
+    dr = S_a1 + k.cL * S_a2 + 1 / (2 * k.s_c2)
     if version == "fluct":
-        shell = r2 / (k.n * k.s_c2)  # Lambda
-        S = S + k.n / 2 * (shell - 1 - np.log(shell))
-        dr = dr + 1 / (2 * k.s_c2) - k.n / (2 * r2)
-    else:
-        S = S + r2 / (2 * k.s_c2)
-        dr = dr + 1 / (2 * k.s_c2)
+        dr = dr - k.n / (2 * r2)
     return S, dm, dq, dr
 
 

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from props_helpers import budget, covers, raises_naming
 
-from copylib import cache, checks, explorers
+from copylib import cache, checks, explorers, landscape_explorers
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 params = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=4),
@@ -134,7 +134,7 @@ def test_explorer_bad_input_names_the_parameter(name, bad):
     args = {"P": 100.0, "L": 8, "V": 4, "kind": "softmax"}
     args[name] = bad
     try:  # the same checks as the figures' (some draws are valid, e.g. P = 1)
-        explorers._check_sizes(args["P"], args["L"], args["V"])
+        landscape_explorers._check_sizes(args["P"], args["L"], args["V"])
         valid = args["kind"] in ("linear", "softmax")
     except (ValueError, TypeError):
         valid = False

@@ -1,0 +1,57 @@
+"""Property tests: copylib.theory.softmax_marginal_density (the marginal of the copy weight)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copylib.theory import softmax_marginal_branches as smb
+from copylib.theory import softmax_marginal_density as smd
+
+from props_helpers import (
+    assert_finite,
+    budget,
+    covers,
+    log_uniform,
+    reachable_copy_weights,
+    small_row_cumulants,
+    specs,
+)
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+exact_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
+                    cyclic=st.just(True))
+
+
+@covers(smd.copy_weight_marginal, smd.CopyWeightMarginal, smb.marginal_branches, smb.MarginalBranches)
+@budget(15)
+@given(spec=exact_specs, seed=seeds, P=st.one_of(st.none(), log_uniform(1e-2, 1e4)), correction=st.booleans())
+def test_copy_weight_marginal_valid(spec, seed, P, correction):
+    cum = small_row_cumulants(spec, seed)
+    c = reachable_copy_weights(cum)
+    m = smd.copy_weight_marginal(P, spec, cum, c_grid=c, correction=correction, check_coverage=False)
+    assert isinstance(m, smd.CopyWeightMarginal) and m.log_density.shape == m.alpha_1.shape == c.shape
+    assert_finite(m.log_density)
+    assert_finite(m.alpha_1)
+    assert np.trapezoid(np.exp(m.log_density), c) == pytest.approx(1.0, abs=1e-9)
+    # alpha_1 = sum_l |a_l|^2 lies in [1, L] for row-stochastic attention
+    assert (m.alpha_1 >= 1 - 1e-9).all() and (m.alpha_1 <= spec.L + 1e-9).all()
+    assert m.edge <= 0 and m.potential.min() == 0
+    assert c[0] - 1e-12 <= m.mean() <= c[-1] + 1e-12
+    # a variance on the grid's range: non-negative and at most (range / 2)^2 (Popoviciu)
+    assert 0 <= m.var() <= (c[-1] - c[0]) ** 2 / 4 + 1e-12
+    assert np.isnan(m.loss).all() if P is None else np.isfinite(m.loss).all()
+    assert m.mass() == pytest.approx(1.0, abs=1e-9)
+    b = smb.marginal_branches(m)
+    assert isinstance(b, smb.MarginalBranches) and (np.diff(b.minima) > 0).all()
+    if b.n_minima >= 2:
+        assert b.minima[0] < b.barrier < b.minima[-1] and min(b.barrier_height) >= 0
+        assert sum(math.exp(-f) for f in b.free_energy) == pytest.approx(1.0, abs=1e-9)
+    else:
+        assert math.isnan(b.barrier) and all(math.isnan(f) for f in b.free_energy)
