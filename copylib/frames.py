@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 import numpy as np
+import numpy.typing as npt
 
 from .arguments import check_positive
 
@@ -224,14 +225,14 @@ def live_only(widget: ipywidgets.Widget,
     return w.VBox([w.HTML(f"<i>{note}</i>"), widget]).add_class(LIVE_ONLY_CLASS)
 
 
-def with_live(explorer, live):
+def with_live(explorer: ipywidgets.Widget, live: ipywidgets.Widget) -> ipywidgets.VBox:
     """``explorer`` (its frames) above ``live``, controls that need a kernel, marked by :func:`live_only`."""
     import ipywidgets as w
 
     return w.VBox([explorer, live_only(live)])
 
 
-def show(fig) -> None:
+def show(fig: Figure) -> None:
     """Display the matplotlib Figure ``fig`` in the notebook's output and close it (a live control's redraw)."""
     import matplotlib.pyplot as plt
     from IPython.display import display
@@ -240,7 +241,7 @@ def show(fig) -> None:
     plt.close(fig)
 
 
-def sample_size_axis(P_values, default=None) -> Axis:
+def sample_size_axis(P_values: Sequence[float] | npt.ArrayLike, default: float | None = None) -> Axis:
     """An axis named ``P`` over the sample sizes ``P_values`` (each ``> 0``), labelled to four digits.
 
     ``default`` must be one of ``P_values``; ``None`` picks the middle one.
