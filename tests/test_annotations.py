@@ -57,6 +57,10 @@ ANNOTATED_MODULES = (
     "copylib.theory.plugin_loss",
     "copylib.theory.reduced_action",
     "copylib.theory.trust_region",
+    "copylib.analysis.causal",
+    "copylib.analysis.induction",
+    "copylib.analysis.induction_onsets",
+    "copylib.analysis.induction_switch",
     "copylib.analysis.scaling",
     "copylib.analysis.transitions",
 )
@@ -123,7 +127,8 @@ def test_annotations_resolve(module):
         if is_method:
             owner = next(n.name for n in tree.body if isinstance(n, ast.ClassDef) and fn in n.body)
             obj = inspect.getattr_static(namespace[owner], fn.name)
-            obj = getattr(obj, "fget", None) or getattr(obj, "__func__", None) or obj
+            # the function behind a property (fget), a cached_property (func), a static or class method (__func__)
+            obj = getattr(obj, "fget", None) or getattr(obj, "func", None) or getattr(obj, "__func__", None) or obj
         else:
             obj = namespace[fn.name]
         try:
