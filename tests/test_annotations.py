@@ -31,6 +31,7 @@ ANNOTATED_MODULES = (
     "copylib.frames",
     "copylib.gluing",
     "copylib.plotting",
+    "copylib.linear_figures",
     "copylib.model",
     "copylib.model.attention",
     "copylib.model.induction",
@@ -61,6 +62,9 @@ ANNOTATED_MODULES = (
     "copylib.analysis.induction",
     "copylib.analysis.induction_onsets",
     "copylib.analysis.induction_switch",
+    "copylib.analysis.linear",
+    "copylib.analysis.linear_evidence",
+    "copylib.analysis.linear_thresholds",
     "copylib.analysis.scaling",
     "copylib.analysis.transitions",
 )
