@@ -65,7 +65,11 @@ ANNOTATED_MODULES = (
     "copylib.analysis.linear",
     "copylib.analysis.linear_evidence",
     "copylib.analysis.linear_thresholds",
+    "copylib.analysis.predictability",
     "copylib.analysis.scaling",
+    "copylib.analysis.softmax",
+    "copylib.analysis.softmax_evidence",
+    "copylib.analysis.softmax_numbers",
     "copylib.analysis.transitions",
 )
 
