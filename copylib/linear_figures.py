@@ -12,14 +12,24 @@ The chapter cell computes what is plotted (or receives it from :mod:`copylib.ana
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
+import numpy.typing as npt
 
 from .arguments import as_real_array
 from .model.network import ModelSpec
 from .plotting import reference_lines
 from .theory import linear as linear_theory
 from .theory.linear_marginal import plugin_posterior_moments
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from .analysis.linear import GroupSummary
+    from .analysis.linear_thresholds import OnsetScan, SwitchScan
 
 __all__ = ["action_grid", "minima_along_P", "posterior_moments", "onset_scan", "large_L"]
 
@@ -31,7 +41,8 @@ def _grid(name: str, x) -> np.ndarray:
     return x
 
 
-def action_grid(spec: ModelSpec, P_values, versions, m_grid, Q_grid, *, figsize=(9, 8.6)):
+def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str], m_grid: npt.ArrayLike,
+                Q_grid: npt.ArrayLike, *, figsize: tuple[float, float] = (9, 8.6)) -> Figure:
     """The reduced action of each version (rows) at each ``P`` (columns) as ``ln(1 + S - min S)``.
 
     Parameters
@@ -84,7 +95,7 @@ def action_grid(spec: ModelSpec, P_values, versions, m_grid, Q_grid, *, figsize=
     return fig
 
 
-def minima_along_P(curves: dict, P1: dict, L: int, V: int):
+def minima_along_P(curves: dict, P1: dict, L: int, V: int) -> Figure:
     """The global minimum of each version against ``P``: ``m*``, ``(L-1) q*`` and the predicted test loss.
 
     Parameters
@@ -119,7 +130,7 @@ def minima_along_P(curves: dict, P1: dict, L: int, V: int):
     return fig
 
 
-def posterior_moments(rows, P_line):
+def posterior_moments(rows: Iterable[tuple[ModelSpec, npt.ArrayLike, GroupSummary]], P_line: npt.ArrayLike) -> Figure:
     """Sampled ``sqrt(E m^2)`` and ``E[q sign m]`` against the plug-in integral and the minima, one row per size.
 
     Parameters
@@ -161,7 +172,7 @@ def posterior_moments(rows, P_line):
     return fig
 
 
-def onset_scan(scan):
+def onset_scan(scan: OnsetScan) -> Figure:
     """``E m^2 / m*^2`` and the Binder cumulant of ``m`` against ``P / P1``, one curve per size.
 
     Parameters
@@ -192,7 +203,8 @@ def onset_scan(scan):
     return fig
 
 
-def large_L(rel, min_share: dict, rel_post, post_share: dict, switch, versions):
+def large_L(rel: npt.ArrayLike, min_share: dict, rel_post: npt.ArrayLike, post_share: dict, switch: SwitchScan,
+            versions: Sequence[str]) -> Figure:
     """Copy shares near ``P2`` of the minima and of the posterior means, and the posterior's ``Q`` marginals.
 
     Parameters

@@ -31,6 +31,7 @@ ANNOTATED_MODULES = (
     "copylib.frames",
     "copylib.gluing",
     "copylib.plotting",
+    "copylib.linear_figures",
     "copylib.model",
     "copylib.model.attention",
     "copylib.model.induction",
@@ -57,7 +58,18 @@ ANNOTATED_MODULES = (
     "copylib.theory.plugin_loss",
     "copylib.theory.reduced_action",
     "copylib.theory.trust_region",
+    "copylib.analysis.causal",
+    "copylib.analysis.induction",
+    "copylib.analysis.induction_onsets",
+    "copylib.analysis.induction_switch",
+    "copylib.analysis.linear",
+    "copylib.analysis.linear_evidence",
+    "copylib.analysis.linear_thresholds",
+    "copylib.analysis.predictability",
     "copylib.analysis.scaling",
+    "copylib.analysis.softmax",
+    "copylib.analysis.softmax_evidence",
+    "copylib.analysis.softmax_numbers",
     "copylib.analysis.transitions",
 )
 
@@ -123,7 +135,8 @@ def test_annotations_resolve(module):
         if is_method:
             owner = next(n.name for n in tree.body if isinstance(n, ast.ClassDef) and fn in n.body)
             obj = inspect.getattr_static(namespace[owner], fn.name)
-            obj = getattr(obj, "fget", None) or getattr(obj, "__func__", None) or obj
+            # the function behind a property (fget), a cached_property (func), a static or class method (__func__)
+            obj = getattr(obj, "fget", None) or getattr(obj, "func", None) or getattr(obj, "__func__", None) or obj
         else:
             obj = namespace[fn.name]
         try:

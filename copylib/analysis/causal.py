@@ -19,10 +19,12 @@ agreement of training starts, and the shape of sampled draws.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from scipy.stats import kurtosis, skew
 
@@ -67,7 +69,7 @@ __all__ = [
 ]
 
 
-def bimodality_coefficient(x, axis: int = -1):
+def bimodality_coefficient(x: npt.ArrayLike, axis: int = -1) -> float | np.ndarray:
     """``(g_1^2 + 1) / (g_2 + 3)`` of the sample(s) ``x`` along ``axis``.
 
     x : array with at least 4 finite values along ``axis``. ``g_1`` and ``g_2``
@@ -201,14 +203,15 @@ class CoexistenceScan:
     first_L: int | None
     last_L_without: int | None
 
-    def at(self, L: int):
+    def at(self, L: int) -> ct.UniformGapTransition | None:
         """The transition at the scanned length ``L``."""
         if L not in self.L:
             raise ValueError(f"L must be one of the scanned lengths {self.L}, got {L!r}")
         return self.transitions[self.L.index(L)]
 
 
-def coexistence_scan(L_values, V: int, *, version: str = "mean_field", P_range=(1e3, 1e4),
+def coexistence_scan(L_values: npt.ArrayLike, V: int, *, version: str = "mean_field",
+                     P_range: tuple[float, float] = (1e3, 1e4),
                      n_scan: int = 2000) -> CoexistenceScan:
     """Scan causal softmax networks of lengths ``L_values`` (vocabulary ``V``) for two minima of the one-gap action.
 
@@ -258,7 +261,7 @@ class StartAgreement:
     deviation: float
 
 
-def start_agreement(c, c_theory) -> StartAgreement:
+def start_agreement(c: npt.ArrayLike, c_theory: npt.ArrayLike) -> StartAgreement:
     """Compare runs ``c`` of shape ``(n_sets, n_P, 2)`` (last axis: the two starts) with ``c_theory`` ``(n_P,)``.
 
     ``n_sets >= 2``; every value finite.
@@ -303,7 +306,7 @@ class SampledCopyWeights:
     row_chain_means: np.ndarray
 
 
-def sampled_copy_weights(c_rows) -> SampledCopyWeights:
+def sampled_copy_weights(c_rows: npt.ArrayLike) -> SampledCopyWeights:
     """Summarise per-row copy weights ``c_rows`` of shape ``(n_P, 2, n_chains, n_draws, n_rows)``.
 
     Axis 1 is the start (two starts); ``n_chains >= 2``, ``2 n_chains n_draws >= 4``; finite values.
@@ -347,7 +350,7 @@ class RowSwitchOrder:
     ordered_fraction: float
 
 
-def row_switch_order(P, row_chain_means, rng: np.random.Generator, *, n_groups: int = 3,
+def row_switch_order(P: npt.ArrayLike, row_chain_means: npt.ArrayLike, rng: np.random.Generator, *, n_groups: int = 3,
                      n_boot: int = 200) -> RowSwitchOrder:
     """Half-way points of the rows' copy weights along ``P``, in ``n_groups`` groups of consecutive rows.
 
@@ -395,8 +398,9 @@ class TwoStartDraws:
     accept_rate: np.ndarray
 
 
-def sample_two_start_copy_weights(P, spec: ModelSpec, data_seeds, n_chains: int, n_steps: int, *, n_warmup: int,
-                                  thin: int, seed: int, planted_gap: float = 3.0, cache: bool = False
+def sample_two_start_copy_weights(P: npt.ArrayLike, spec: ModelSpec, data_seeds: Sequence[int], n_chains: int,
+                                  n_steps: int, *, n_warmup: int, thin: int, seed: int, planted_gap: float = 3.0,
+                                  cache: bool = False
                                   ) -> TwoStartDraws:
     """MALA on the collapsed posterior of nested data sets, ``n_chains`` chains from each of two starts.
 
@@ -490,7 +494,8 @@ class NoJumpTests:
                     and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
 
 
-def no_jump_tests(P, c, *, z_max: float = 4.0, bimodality_max: float = 5 / 9) -> NoJumpTests:
+def no_jump_tests(P: npt.ArrayLike, c: npt.ArrayLike, *, z_max: float = 4.0, bimodality_max: float = 5 / 9
+                  ) -> NoJumpTests:
     """Run the posterior "no jump" tests on copy-weight draws ``c`` from two starts.
 
     Parameters

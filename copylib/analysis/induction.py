@@ -24,6 +24,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
@@ -163,7 +164,7 @@ def _sweep(P, spec, datasets, test, generator, n_steps, lr, lr_final, init_scale
     return out
 
 
-def induction_sweep(P_values, spec: InductionSpec, rng: np.random.Generator, *, n_seeds: int = 4,
+def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *, n_seeds: int = 4,
                     n_steps: int = 600, lr: float = 0.05, lr_final: float = 0.005, init_scale: float = 0.1,
                     n_test: int = 256, n_records: int = 16, cache: bool = False) -> InductionSweep:
     """Adam (full batch) on the MAP objective ``U`` for every seed and every ``P``, all runs batched.
@@ -210,9 +211,9 @@ class InductionSampling:
     accept_rate: np.ndarray
 
 
-def sample_induction_posterior(P_values, spec: InductionSpec, rng: np.random.Generator, *, n_chains: int = 4,
-                               n_steps: int = 1000, n_warmup: int = 500, thin: int = 10, init: dict | None = None,
-                               cache: bool = False) -> InductionSampling:
+def sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *,
+                               n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 10,
+                               init: dict | None = None, cache: bool = False) -> InductionSampling:
     """MALA on ``exp(-U(g, K, W))`` at every ``P`` (nested data from one draw of ``rng``).
 
     Chains start from prior draws, or with ``init`` (``{"g": (n_P, L, L), "K": (n_P, V, V),
@@ -308,9 +309,9 @@ class InductionTempering:
     round_trips: np.ndarray
 
 
-def sample_induction_tempering(P_values, spec: InductionSpec, rng: np.random.Generator, *, betas,
-                               n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 10,
-                               swap_every: int = 1, init: dict | None = None, n_test: int = 256,
+def sample_induction_tempering(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *,
+                               betas: npt.ArrayLike, n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500,
+                               thin: int = 10, swap_every: int = 1, init: dict | None = None, n_test: int = 256,
                                cache: bool = False) -> InductionTempering:
     """Replica exchange on ``exp(-beta U_data - U_prior)`` over the ladder ``betas`` at every ``P``, chains batched.
 
@@ -466,23 +467,23 @@ class InductionStates:
     swap_rate: np.ndarray
 
     @functools.cached_property
-    def ladder_fits(self):
+    def ladder_fits(self) -> list[list[LadderFit]]:
         """MBAR solved once per region and chain, ``[[LadderFit] * n_chains] * 2`` (region 0, then 1):
         free energies and reweighting along the ladder (:class:`copylib.inference.free_energy.LadderFit`)."""
         return [[LadderFit(self.u_data[r, :, i], self.betas) for i in range(self.u_data.shape[2])] for r in (0, 1)]
 
-    def log_odds(self, at) -> np.ndarray:
+    def log_odds(self, at: npt.ArrayLike) -> np.ndarray:
         """``ln`` (posterior mass of the copying region / of the other) at the inverse temperatures ``at``,
         one row per pair of chains (chain ``i`` of each region), ``(n_chains, len(at))``."""
         log_z = [np.array([fit.log_partition(at) for fit in fits]) for fits in self.ladder_fits]
         log_prior = np.log(self.prior_mass) - np.log1p(-self.prior_mass)  # the rung beta = 0 is the prior
         return log_prior + log_z[1] - log_z[0]
 
-    def copy_mass(self, at) -> np.ndarray:
+    def copy_mass(self, at: npt.ArrayLike) -> np.ndarray:
         """Posterior mass of the copying region at ``at``, ``(n_chains, len(at))`` (see :meth:`log_odds`)."""
         return 1 / (1 + np.exp(-self.log_odds(at)))
 
-    def c1_density(self, beta: float, edges) -> np.ndarray:
+    def c1_density(self, beta: float, edges: npt.ArrayLike) -> np.ndarray:
         """Histogram density of ``c^(1)`` under the whole target at ``beta``, on the bin ``edges``, one row per
         pair of chains, ``(n_chains, len(edges) - 1)``: chain ``i`` of each region, weighted by the pair's mass."""
         edges = np.asarray(edges, dtype=float)
@@ -495,8 +496,8 @@ class InductionStates:
         return out / np.diff(edges)
 
 
-def sample_induction_states(P: int, spec: InductionSpec, rng: np.random.Generator, *, betas, c_split: float,
-                            n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 5,
+def sample_induction_states(P: int, spec: InductionSpec, rng: np.random.Generator, *, betas: npt.ArrayLike,
+                            c_split: float, n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 5,
                             n_prior: int = 400_000, n_test: int = 256, cache: bool = False) -> InductionStates:
     """Replica exchange over ``betas`` restricted to ``c^(1) > c_split`` and, separately, to ``c^(1) <= c_split``.
 

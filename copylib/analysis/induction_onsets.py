@@ -12,12 +12,17 @@ fields the chapter glues and checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_real_array, check_finite
 from .induction import InductionSweep
 from .transitions import half_way_point
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["steepness", "OnsetComparison", "compare_onsets", "FormationSteps", "formation_steps"]
 
@@ -44,7 +49,7 @@ def _grid_and_curves(P, y, name="y"):
     return P, np.atleast_2d(y)
 
 
-def steepness(P, y) -> np.ndarray:
+def steepness(P: npt.ArrayLike, y: npt.ArrayLike) -> np.ndarray:
     """The steepest normalised rise of each curve, ``max du / d ln P`` over the grid intervals.
 
     Parameters
@@ -113,7 +118,7 @@ class OnsetComparison:
         s = self.steepness[self._row(name)]
         return float(s.mean() - self.ref_steepness.mean() - 3 * np.hypot(_se(s), _se(self.ref_steepness)))
 
-    def table(self, reference: str = "one layer alone: copy weight (Adam)"):
+    def table(self, reference: str = "one layer alone: copy weight (Adam)") -> pd.DataFrame:
         """The mean onset and steepness of every observable and of the reference, with standard errors,
         as a pandas ``DataFrame`` (one row each)."""
         import pandas as pd
@@ -123,7 +128,8 @@ class OnsetComparison:
                               "steepness s.e.": _se(s)} for n, o, s in rows]).set_index("observable")
 
 
-def compare_onsets(P, observables: dict, P_ref, reference) -> OnsetComparison:
+def compare_onsets(P: npt.ArrayLike, observables: dict, P_ref: npt.ArrayLike, reference: npt.ArrayLike
+                   ) -> OnsetComparison:
     """Onsets (half-way points in ``ln P``) and steepness of every seed's curve, and of a reference's runs.
 
     Parameters
@@ -178,7 +184,7 @@ class FormationSteps:
         """Layer 2's half-way step minus layer 1's, one per run, ``(n_seeds * n_above,)``."""
         return (self.layer2 - self.layer1).ravel()
 
-    def table(self):
+    def table(self) -> pd.DataFrame:
         """The mean, smallest and largest half-way step of each curve over the runs (a pandas ``DataFrame``)."""
         import pandas as pd
 

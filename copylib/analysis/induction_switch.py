@@ -9,13 +9,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..inference.diagnostics import split_rhat
 from .induction import InductionStates, InductionTempering
 from .softmax import interpolate_crossing
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["dip_ratio", "TemperingMixing", "tempering_mixing", "InductionSwitch", "induction_switch"]
 
@@ -27,7 +32,7 @@ def _se(x, axis=None):
     return np.std(x, axis=axis, ddof=1) / np.sqrt(n)
 
 
-def dip_ratio(density, edges, c_split: float):
+def dip_ratio(density: npt.ArrayLike, edges: npt.ArrayLike, c_split: float) -> np.ndarray:
     """How deep the density of ``c^(1)`` dips between a state below and a state above ``c_split``.
 
     density : ``(..., n_bins)`` on the bin ``edges`` ``(n_bins + 1,)``. The peaks are the highest bins on
@@ -91,7 +96,7 @@ class TemperingMixing:
                 "swap_bottom_lo": float(self.swap_bottom[0]), "swap_bottom_hi": float(self.swap_bottom[1]),
                 "P_copy": float(self.P_copy)}
 
-    def table(self):
+    def table(self) -> pd.DataFrame:
         """One row per ``P``: R-hat, fewest round trips, and each start's mean copy weight and accuracy
         (a pandas ``DataFrame``)."""
         import pandas as pd
@@ -183,7 +188,7 @@ class InductionSwitch:
                "width": "window P_75 / P_25", "dip": "dip ratio at P_sw", "dip_below": "dip ratio at P_sw / 2",
                "odds_top": "log odds at P", "acc_gap": "accuracy gain of the copying state at P"}
 
-    def table(self):
+    def table(self) -> pd.DataFrame:
         """:meth:`summary` as a pandas ``DataFrame``: one row per quantity (named in words), its mean over
         the pairs of chains and its standard error."""
         import pandas as pd

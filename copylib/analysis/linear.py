@@ -24,9 +24,12 @@ summaries are in :mod:`copylib.analysis.linear_evidence`; the threshold tables a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import torch
 from scipy.optimize import minimize
@@ -39,6 +42,10 @@ from ..posterior.order_parameters import order_parameters
 from ..posterior.targets import JointPosterior
 from ..theory.linear import action_minimum
 from ..theory.plugin_loss import plugin_loss
+
+if TYPE_CHECKING:
+    from ..theory.linear_marginal import IntegratedMoments, PluginMoments
+    from ..theory.linear_minima import ActionMinimum
 
 __all__ = [
     "GroupSummary",
@@ -82,7 +89,7 @@ class GroupSummary:
     se_source: list
 
 
-def chain_group_summary(m, q) -> GroupSummary:
+def chain_group_summary(m: npt.ArrayLike, q: npt.ArrayLike) -> GroupSummary:
     """Summaries of samples ``m, q`` of shape ``(n_groups, n_chains, n_draws)``.
 
     Each chain is assumed to sample the posterior of its *own* data set. The
@@ -121,7 +128,7 @@ def chain_group_summary(m, q) -> GroupSummary:
                         binder=out["binder"], se_source=src)
 
 
-def onset_from_squares(P, m, *, tol: float = 1e-3) -> float:
+def onset_from_squares(P: npt.ArrayLike, m: npt.ArrayLike, *, tol: float = 1e-3) -> float:
     """Threshold from the first two ``P`` where ``|m| > tol``, assuming ``m^2 ∝ (P - P1)`` there.
 
     ``P`` increasing (1-d), ``m`` of the same shape. Linear extrapolation of
@@ -164,8 +171,8 @@ class MapSweepSets:
     objective: np.ndarray
 
 
-def map_sweep_datasets(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1.0, 3.0),
-                       **train_kwargs) -> MapSweepSets:
+def map_sweep_datasets(P_values: npt.ArrayLike, spec: ModelSpec, seeds: Sequence[int], *,
+                       init_scales: npt.ArrayLike = (0.01, 1.0, 3.0), **train_kwargs: Any) -> MapSweepSets:
     """:func:`copylib.inference.map_training.map_sweep` for several independent data sets in one batched Adam call.
 
     For each seed ``s`` a nested data set is drawn with ``np.random.default_rng(s)``
@@ -243,8 +250,9 @@ def _polish(obj, x0: np.ndarray, gtol: float, max_iter: int):
     return r.x, U, float(np.abs(grad).max())
 
 
-def map_sweep_quenched(P_values, spec: ModelSpec, seeds, *, init_scales=(0.01, 1.0, 3.0), gtol: float = 1e-9,
-                       max_iter: int = 5000, **train_kwargs) -> QuenchedMap:
+def map_sweep_quenched(P_values: npt.ArrayLike, spec: ModelSpec, seeds: Sequence[int], *,
+                       init_scales: npt.ArrayLike = (0.01, 1.0, 3.0), gtol: float = 1e-9, max_iter: int = 5000,
+                       **train_kwargs: Any) -> QuenchedMap:
     """:func:`map_sweep_datasets` plus the exact minimiser of the MAP objective on the same data sets.
 
     Adam runs exactly as in :func:`map_sweep_datasets` (same data, same
@@ -288,7 +296,7 @@ def _regroup(x, shape: tuple, name: str) -> np.ndarray:
     return x
 
 
-def by_data_set(x, n_groups: int, n_sets: int) -> np.ndarray:
+def by_data_set(x: npt.ArrayLike, n_groups: int, n_sets: int) -> np.ndarray:
     """``(group, data set, draws)`` from ``(chain, draw)``: the draws of a data set's chains pooled.
 
     The chains must be ordered group by group, and within a group data set by data set
@@ -303,7 +311,7 @@ def by_data_set(x, n_groups: int, n_sets: int) -> np.ndarray:
     return x.reshape(n_groups, n_sets, -1)
 
 
-def by_chain(x, n_groups: int, n_sets: int, n_chains: int) -> np.ndarray:
+def by_chain(x: npt.ArrayLike, n_groups: int, n_sets: int, n_chains: int) -> np.ndarray:
     """``(group, data set, chain, draw)`` from ``(chain, draw)`` (chains ordered as in :func:`by_data_set`)."""
     for name, v in (("n_groups", n_groups), ("n_sets", n_sets), ("n_chains", n_chains)):
         check_int(name, v, 1)
@@ -311,7 +319,7 @@ def by_chain(x, n_groups: int, n_sets: int, n_chains: int) -> np.ndarray:
     return x.reshape(n_groups, n_sets, n_chains, -1)
 
 
-def map_predictions(P_values, spec: ModelSpec) -> np.ndarray:
+def map_predictions(P_values: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """``(3, n_P)``: ``m``, ``q`` and the test loss of the global minimum of the MAP action at each ``P``."""
     P_values = as_real_array("P_values", P_values)
     if P_values.size == 0 or not np.all(np.isfinite(P_values) & (P_values > 0)):
@@ -320,7 +328,7 @@ def map_predictions(P_values, spec: ModelSpec) -> np.ndarray:
     return np.array([[r.m, r.q, r.test_loss] for r in rows]).T
 
 
-def posterior_copy_share(moments, L: int) -> np.ndarray:
+def posterior_copy_share(moments: Sequence[PluginMoments | IntegratedMoments], L: int) -> np.ndarray:
     """``(L-1) E[q sign m] / (E|m| + (L-1) E[q sign m])`` for each entry of ``moments``
     (objects with ``q`` and ``abs_m``, e.g. :class:`~copylib.theory.linear_marginal.PluginMoments`)."""
     check_int("L", L, 2)
@@ -349,7 +357,7 @@ class MapAgreement:
     ratio: np.ndarray
     ratio_without_shift: np.ndarray
 
-    def table(self, P_values) -> pd.DataFrame:
+    def table(self, P_values: npt.ArrayLike) -> pd.DataFrame:
         """MAP, Adam and the two ratios of each observable, one row per ``P``."""
         cols = {f"{name}: {what}": x[i] for i, name in enumerate(_MAP_OBSERVABLES)
                 for what, x in (("MAP", self.theory), ("Adam", self.mean), ("ratio", self.ratio),
@@ -357,8 +365,8 @@ class MapAgreement:
         return pd.DataFrame(cols, index=pd.Index(list(P_values), name="P"))
 
 
-def map_agreement(P_values, spec: ModelSpec, observed, theory, *, factor: float = 3.0, floor: float = 0.015,
-                  P_shift: float = 0.03) -> MapAgreement:
+def map_agreement(P_values: npt.ArrayLike, spec: ModelSpec, observed: npt.ArrayLike, theory: npt.ArrayLike, *,
+                  factor: float = 3.0, floor: float = 0.015, P_shift: float = 0.03) -> MapAgreement:
     """Adam's ``m``, ``q`` and test loss against the MAP minimum, with a data-set tolerance and a shift in ``P``.
 
     The tolerance is ``factor`` times the larger of the data-set spread and ``floor`` times the
@@ -430,7 +438,7 @@ class LossPlateau:
                 "loss at the last P": self.loss_last}
 
 
-def loss_plateau(P_values, loss, pool: float, *, width: float = 0.05) -> LossPlateau:
+def loss_plateau(P_values: npt.ArrayLike, loss: npt.ArrayLike, pool: float, *, width: float = 0.05) -> LossPlateau:
     """The pooling plateau of a predicted test-loss curve.
 
     Parameters
@@ -485,7 +493,8 @@ class PosteriorLoss:
                              "fluct minimum": self.minimum}, index=pd.Index(self.P.tolist(), name="P"))
 
 
-def posterior_loss(samples: dict, P_values, n_sets: int, spec: ModelSpec, moments, minima) -> PosteriorLoss:
+def posterior_loss(samples: dict, P_values: npt.ArrayLike, n_sets: int, spec: ModelSpec,
+                   moments: Sequence[PluginMoments], minima: Sequence[ActionMinimum]) -> PosteriorLoss:
     """The test loss of posterior draws of ``A`` with their plug-in readout, against the plug-in integral.
 
     Parameters

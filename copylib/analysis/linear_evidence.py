@@ -20,15 +20,21 @@ The MCMC diagnostics themselves (R-hat, ESS, half-chain drift) are in
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..inference.diagnostics import DatasetDiagnostics, ZCalibration, dataset_chain_diagnostics, studentized_z_null
 from .linear import GroupSummary
+
+if TYPE_CHECKING:
+    from ..theory.linear_marginal import IntegratedMoments, PluginMoments
 
 __all__ = [
     "DiagnosticsSummary",
@@ -50,7 +56,7 @@ __all__ = [
 ]
 
 
-def diagnostics_per_group(m, q, energy) -> list:
+def diagnostics_per_group(m: npt.ArrayLike, q: npt.ArrayLike, energy: npt.ArrayLike) -> list[DatasetDiagnostics]:
     """:func:`~copylib.inference.diagnostics.dataset_chain_diagnostics` of the sign-invariant
     observables ``(m^2, q sign m, energy)``, one entry per group.
 
@@ -64,7 +70,7 @@ def diagnostics_per_group(m, q, energy) -> list:
             for i in range(m.shape[0])]
 
 
-def diagnostics_table(rows, P_values, label: str) -> str:
+def diagnostics_table(rows: Sequence[DatasetDiagnostics], P_values: Sequence[float] | np.ndarray, label: str) -> str:
     """The text table of :func:`diagnostics_per_group` rows: worst R-hat, summed bulk and tail ESS
     and drift z of ``(m^2, q sign m, energy)``, one line per ``P``."""
     if len(rows) != len(P_values):
@@ -77,7 +83,7 @@ def diagnostics_table(rows, P_values, label: str) -> str:
     return "\n".join(lines)
 
 
-def diagnostics_arrays(rows) -> dict:
+def diagnostics_arrays(rows: Sequence[DatasetDiagnostics]) -> dict:
     """The diagnostics of :func:`diagnostics_per_group` rows as arrays ``(n_P, 3)``.
 
     Keys: ``rhat``, ``ess_bulk``, ``ess_tail``, ``drift_z`` (as in
@@ -93,7 +99,8 @@ def diagnostics_arrays(rows) -> dict:
     return out
 
 
-def z_scores(summary: GroupSummary, moments) -> tuple:
+def z_scores(summary: GroupSummary, moments: Sequence[PluginMoments | IntegratedMoments]
+             ) -> tuple[np.ndarray, np.ndarray]:
     """``(z_m, z_q)``: the sampled ``sqrt(E m^2)`` and ``E[q sign m]`` of ``summary`` minus a
     theory's (a sequence of objects with ``rms_m`` and ``q``, one per group), in standard errors."""
     if len(moments) != len(summary.rms_m):
@@ -103,7 +110,7 @@ def z_scores(summary: GroupSummary, moments) -> tuple:
     return (summary.rms_m - t_m) / summary.rms_m_se, (summary.q - t_q) / summary.q_se
 
 
-def excess_z(sampled, se, theory, allowance: float) -> np.ndarray:
+def excess_z(sampled: npt.ArrayLike, se: npt.ArrayLike, theory: npt.ArrayLike, allowance: float) -> np.ndarray:
     """``max(|sampled - theory| - allowance |theory|, 0) / se``: the difference beyond a relative
     model-error allowance, in standard errors (``0`` inside the allowance; ``|z|`` for ``allowance = 0``).
 
@@ -145,7 +152,8 @@ class PluginZTest:
     calibration: ZCalibration
 
 
-def plugin_z_test(summary: GroupSummary, moments, P_values, n_sets: int, generator: np.random.Generator, *,
+def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | IntegratedMoments],
+                  P_values: npt.ArrayLike, n_sets: int, generator: np.random.Generator, *,
                   allowance: float = 0.03, P_split: float = 100.0) -> PluginZTest:
     """The sampled moments of ``summary`` against a theory's ``moments``, as the chapter tests them.
 
@@ -189,7 +197,7 @@ def plugin_z_test(summary: GroupSummary, moments, P_values, n_sets: int, generat
                        calibration=calibration)
 
 
-def diagnostics_frame(rows, P_values) -> pd.DataFrame:
+def diagnostics_frame(rows: Sequence[DatasetDiagnostics], P_values: Sequence[float] | np.ndarray) -> pd.DataFrame:
     """The diagnostics of :func:`diagnostics_per_group` rows as a table, one row per ``P``.
 
     Parameters
@@ -239,7 +247,8 @@ class DiagnosticsSummary:
     worst: dict
 
 
-def diagnostics_summary(rows, P_values, mixed_P) -> DiagnosticsSummary:
+def diagnostics_summary(rows: Sequence[DatasetDiagnostics], P_values: npt.ArrayLike, mixed_P: npt.ArrayLike
+                        ) -> DiagnosticsSummary:
     """The diagnostics of :func:`diagnostics_per_group` rows and their worst values.
 
     Parameters
@@ -291,7 +300,7 @@ class CombinedExcess:
     rel_max: float
 
 
-def combined_excess(tests) -> CombinedExcess:
+def combined_excess(tests: Iterable[PluginZTest]) -> CombinedExcess:
     """Combine the small-``P`` z's of ``sqrt(E m^2)`` of several :func:`plugin_z_test` results.
 
     Parameters
@@ -354,7 +363,7 @@ def _P_index(P_values, n: int) -> pd.Index:
     return pd.Index(list(P_values), name="P")
 
 
-def moments_table(P_values, summary: GroupSummary, theories: dict, minima: dict) -> pd.DataFrame:
+def moments_table(P_values: npt.ArrayLike, summary: GroupSummary, theories: dict, minima: dict) -> pd.DataFrame:
     """The sampled ``sqrt(E m^2)`` and ``E[q sign m]`` next to the theories' and the minima's, one row per ``P``.
 
     Parameters
@@ -390,7 +399,8 @@ def moments_table(P_values, summary: GroupSummary, theories: dict, minima: dict)
                          "plug-in (q)": [t.q for t in plugin]}, index=index)
 
 
-def z_test_table(P_values, summary: GroupSummary, moments, test: PluginZTest) -> pd.DataFrame:
+def z_test_table(P_values: npt.ArrayLike, summary: GroupSummary, moments: Sequence[PluginMoments | IntegratedMoments],
+                 test: PluginZTest) -> pd.DataFrame:
     """The sampled moments, the plug-in integral's and the z's of :func:`plugin_z_test`, one row per ``P``.
 
     Parameters

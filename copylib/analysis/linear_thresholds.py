@@ -12,9 +12,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..arguments import as_real_array, check_int, check_positive
@@ -69,7 +71,7 @@ class ThresholdVersions:
         return pd.DataFrame(rows).T
 
 
-def threshold_versions(spec: ModelSpec, versions=("mean_field", "fluct", "map"), *,
+def threshold_versions(spec: ModelSpec, versions: Sequence[str] = ("mean_field", "fluct", "map"), *,
                        rtol: float = 1e-4) -> ThresholdVersions:
     """``P1`` and ``P2`` of each version of the linear reduced action, by every route the chapter compares.
 
@@ -296,7 +298,7 @@ class OnsetScan:
                              for size, r in self.rows.items()}).T.rename_axis(["L", "V"])
 
 
-def posterior_onset_scan(sizes, f, **grid) -> OnsetScan:
+def posterior_onset_scan(sizes: Sequence[tuple[int, int]], f: npt.ArrayLike, **grid: int) -> OnsetScan:
     """The plug-in posterior integral across ``P1`` (of the ``fluct`` action) at several sizes.
 
     At each size ``(L, V)`` and each ``P = f P1``: ``E m^2``, the Binder cumulant and the copy
@@ -370,8 +372,9 @@ class SwitchScan:
         return pd.DataFrame(rows).T
 
 
-def posterior_switch_scan(L_values, V: int, *, known_P2=None, n_bisect: int = 12, n_m=None,
-                          span=(0.9, 1.05)) -> SwitchScan:
+def posterior_switch_scan(L_values: Sequence[int], V: int, *, known_P2: Mapping[int, float] | None = None,
+                          n_bisect: int = 12, n_m: Mapping[int, int] | None = None,
+                          span: tuple[float, float] = (0.9, 1.05)) -> SwitchScan:
     """The switch of the plug-in posterior from pooling to copying near ``P2`` (``fluct``), per ``L``.
 
     For each ``L``, :func:`copylib.theory.linear_marginal.plugin_posterior_switch` bisects
@@ -433,7 +436,8 @@ class CopyShareCurves:
     posterior: dict
 
 
-def copy_share_curves(P2: dict, V: int, rel, rel_post, *, L_minimum=(32, 256), L_posterior=(32, 128)) -> CopyShareCurves:
+def copy_share_curves(P2: dict, V: int, rel: npt.ArrayLike, rel_post: npt.ArrayLike, *,
+                      L_minimum: Sequence[int] = (32, 256), L_posterior: Sequence[int] = (32, 128)) -> CopyShareCurves:
     """The copy share of each version's global minimum and of the plug-in posterior means across ``P2``.
 
     Parameters

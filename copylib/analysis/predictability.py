@@ -24,15 +24,24 @@ length and the susceptibility forecast of it) and :func:`sampled_copy_observable
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
 from ..model.network import ModelSpec
 from ..theory.linear import copy_share
 from ..theory.linear_marginal import plugin_posterior_moments
-from ..theory.softmax_marginal import FiniteSizeRow, copy_weight_marginal, finite_size_row, row_cumulants
+from ..theory.softmax_marginal import (
+    FiniteSizeRow,
+    RowCumulants,
+    copy_weight_marginal,
+    finite_size_row,
+    row_cumulants,
+)
 from .softmax import basin_mean
 
 __all__ = ["Forecast", "power_law_forecast", "susceptibility_forecast", "linear_copy_observables",
@@ -68,7 +77,7 @@ def _curve(name: str, P, y) -> tuple[np.ndarray, np.ndarray]:
     return P, y
 
 
-def power_law_forecast(P, y, target: float) -> Forecast:
+def power_law_forecast(P: npt.ArrayLike, y: npt.ArrayLike, target: float) -> Forecast:
     """Fit ``y = a P^k`` to observations below a threshold and solve ``a P^k = target``.
 
     Parameters
@@ -103,7 +112,7 @@ def power_law_forecast(P, y, target: float) -> Forecast:
     return Forecast(P_forecast=float(P_forecast), exponent=float(k), prefactor=float(math.exp(a)))
 
 
-def susceptibility_forecast(P, var) -> float:
+def susceptibility_forecast(P: npt.ArrayLike, var: npt.ArrayLike) -> float:
     """Fit a straight line to ``1/var`` against ``P`` and return the ``P`` where it reaches zero.
 
     P : array ``(n,)``, ``n >= 2``, finite and strictly increasing; var : array
@@ -119,7 +128,7 @@ def susceptibility_forecast(P, var) -> float:
     return float(-icpt / slope) if slope < 0 else math.inf
 
 
-def linear_copy_observables(P: float, spec: ModelSpec, **moment_kwargs) -> tuple[float, float]:
+def linear_copy_observables(P: float, spec: ModelSpec, **moment_kwargs: float | None) -> tuple[float, float]:
     """``(copy share of the posterior means, Var q)`` of the plug-in posterior of linear attention at ``P``.
 
     The moments are those of :func:`copylib.theory.linear_marginal.plugin_posterior_moments`
@@ -131,7 +140,7 @@ def linear_copy_observables(P: float, spec: ModelSpec, **moment_kwargs) -> tuple
     return float(copy_share(mom.abs_m, mom.q, spec.L)), float(mom.var_q)
 
 
-def softmax_copy_observables(P: float, spec: ModelSpec, cumulants) -> tuple[float, float]:
+def softmax_copy_observables(P: float, spec: ModelSpec, cumulants: RowCumulants) -> tuple[float, float]:
     """``(mean, variance)`` of the copy weight ``c`` under the plug-in marginal of softmax attention at ``P``.
 
     cumulants : the row cumulants of :func:`copylib.theory.softmax_marginal.row_cumulants`
@@ -141,7 +150,7 @@ def softmax_copy_observables(P: float, spec: ModelSpec, cumulants) -> tuple[floa
     return float(marginal.mean()), float(marginal.var())
 
 
-def copy_share_of_chains(Q, M) -> tuple[float, float]:
+def copy_share_of_chains(Q: npt.ArrayLike, M: npt.ArrayLike) -> tuple[float, float]:
     """Copy share ``Q/(M + Q)`` of the means over chains, with its standard error.
 
     Q, M : arrays ``(n_chains,)``, ``n_chains >= 2``, finite, one value per chain:
@@ -177,7 +186,8 @@ class WindowForecasts:
     observations: np.ndarray
 
 
-def window_forecasts(observables, P_star: float, windows, start: float, y_star: float) -> WindowForecasts:
+def window_forecasts(observables: Callable[[float], tuple[float, float]], P_star: float,
+                     windows: Sequence[Sequence[float]], start: float, y_star: float) -> WindowForecasts:
     """Run both forecasters on observations at fractions of a threshold ``P_star``.
 
     Parameters
@@ -247,8 +257,9 @@ class FiniteSizeForecast:
                 f" susceptibility forecast / P3 = {self.forecast:.2f}")
 
 
-def finite_size_forecast(L: int, V: int, window, rng: np.random.Generator, *, rel_step: float = 1e-3,
-                         P_range=None, n_coarse: int = 61, **cumulant_kwargs) -> FiniteSizeForecast:
+def finite_size_forecast(L: int, V: int, window: npt.ArrayLike, rng: np.random.Generator, *, rel_step: float = 1e-3,
+                         P_range: tuple[float, float] | None = None, n_coarse: int = 61,
+                         **cumulant_kwargs: Any) -> FiniteSizeForecast:
     """The jump of the softmax plug-in marginal at ``(L, V)`` and the susceptibility forecast of it.
 
     Parameters
@@ -307,7 +318,8 @@ class SampledObservable:
                 for P, s, e, t, z in zip(self.P, self.sampled, self.se, self.theory, self.z)]
 
 
-def sampled_copy_observable(observable: str, samples, P_values, n_chains: int, L: int, theory) -> SampledObservable:
+def sampled_copy_observable(observable: str, samples: Mapping[str, np.ndarray], P_values: Sequence[int],
+                            n_chains: int, L: int, theory: Callable[[int], Sequence[float]]) -> SampledObservable:
     """The copy observable of sampled chains at each sample size, against the theory curve.
 
     Parameters

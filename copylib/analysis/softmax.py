@@ -39,9 +39,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import torch
 
@@ -61,6 +64,9 @@ from ..posterior.evidence import optimal_readout
 from ..posterior.order_parameters import copy_attention, copy_weight
 from ..theory import softmax as softmax_theory
 from ..theory.softmax_marginal import finite_size_cumulants, finite_size_row, marginal_scan
+
+if TYPE_CHECKING:
+    from ..inference.langevin import SamplingResult
 
 __all__ = [
     "DoubleMinimum",
@@ -82,7 +88,7 @@ __all__ = [
 ]
 
 
-def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
+def planted_logits(Delta: npt.ArrayLike, L: int, causal: bool = False) -> np.ndarray:
     """Logits ``Delta (T - J/L)``, shape ``(..., L, L)`` for ``Delta`` of shape ``(...)``.
 
     ``row-softmax`` of them is :func:`copylib.posterior.order_parameters.copy_attention` ``(Delta, L)``;
@@ -109,7 +115,7 @@ def planted_logits(Delta, L: int, causal: bool = False) -> np.ndarray:
     return Delta[..., None, None] * base
 
 
-def planted_init(Delta, C, spec: ModelSpec) -> dict:
+def planted_init(Delta: npt.ArrayLike, C: npt.ArrayLike, spec: ModelSpec) -> dict[str, np.ndarray]:
     """Initial states ``{"g": (R, L, L), "b": (R,), "W": (R, V, V)}`` planted in a copy state.
 
     Delta : float or ``(R,)`` (``0`` gives uniform pooling); C : ``(R, L, L, V, V)``.
@@ -134,7 +140,7 @@ def planted_init(Delta, C, spec: ModelSpec) -> dict:
     return {"g": g, "b": b, "W": np.asarray(W)}
 
 
-def interpolate_crossing(x, y) -> float:
+def interpolate_crossing(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """The ``x`` where the tabulated ``y`` first changes sign (linear interpolation), or ``nan``.
 
     x : increasing ``(n,)``; y : ``(n,)``, both finite. ``nan`` is returned only when
@@ -156,7 +162,7 @@ def interpolate_crossing(x, y) -> float:
     return float(x[i] - y[i] * (x[i + 1] - x[i]) / (y[i + 1] - y[i]))
 
 
-def state_fraction(x, threshold: float) -> np.ndarray:
+def state_fraction(x: npt.ArrayLike, threshold: float) -> np.ndarray:
     """Fraction of draws above ``threshold`` in each chain: ``x (R, n)`` -> ``(R,)``."""
     x = as_real_array("x", x)
     if x.ndim != 2 or x.shape[1] == 0:
@@ -169,8 +175,10 @@ def state_fraction(x, threshold: float) -> np.ndarray:
     return (x > threshold).mean(axis=1)
 
 
-def sample_two_starts(P_values, spec: ModelSpec, n_data: int, n_steps: int, *, n_warmup: int, thin: int, seed: int,
-                      planted_gap: float = 2.4, gap_step: float | None = None, cache: bool = False):
+def sample_two_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, n_steps: int, *, n_warmup: int,
+                      thin: int, seed: int, planted_gap: float = 2.4, gap_step: float | None = None,
+                      cache: bool = False
+                      ) -> tuple[SamplingResult, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     """MALA on the collapsed posterior of ``n_data`` data sets per ``P``, two chains per data set, in one batch.
 
     The data sets are drawn with ``numpy.random.default_rng(seed)`` (``P`` by ``P``);
@@ -208,7 +216,7 @@ def sample_two_starts(P_values, spec: ModelSpec, n_data: int, n_steps: int, *, n
     return out, {P: (c[i], a1[i], out.energy.reshape(shape)[i]) for i, P in enumerate(P_values)}
 
 
-def p3_from_shares(P_values, shares) -> float:
+def p3_from_shares(P_values: npt.ArrayLike, shares: npt.ArrayLike) -> float:
     """``P`` where the copy share ``p`` crosses one half, from the shares at the increasing ``P_values``.
 
     The log-odds ``ln p/(1-p)`` (the free-energy difference of the two sides) is
@@ -228,7 +236,7 @@ def p3_from_shares(P_values, shares) -> float:
     return interpolate_crossing(P_values[ok], np.log(p[ok] / (1 - p[ok])))
 
 
-def p3_from_hopping(c_by_P, P_values, threshold: float) -> float:
+def p3_from_hopping(c_by_P: Sequence[npt.ArrayLike], P_values: npt.ArrayLike, threshold: float) -> float:
     """``P`` where the pooled copy share ``p = Pr(c >= threshold)`` crosses one half
     (:func:`p3_from_shares`).
 
@@ -245,7 +253,7 @@ def p3_from_hopping(c_by_P, P_values, threshold: float) -> float:
     return p3_from_shares(P_values, [(as_real_array("c_by_P", c) >= threshold).mean() for c in c_by_P])
 
 
-def uniform_copy_attention(c_row, L: int) -> np.ndarray:
+def uniform_copy_attention(c_row: float, L: int) -> np.ndarray:
     """Attention ``(L, L)`` with copy weight ``c_row`` on the previous position in every row.
 
     It is the copy pattern :func:`copylib.posterior.order_parameters.copy_attention`
@@ -258,7 +266,9 @@ def uniform_copy_attention(c_row, L: int) -> np.ndarray:
     return np.asarray(copy_attention(np.log((L - 1) * c_row / (1 - c_row)), L))
 
 
-def basin_mean(x, c, lo: float = -np.inf, hi: float = np.inf, *, groups=None, return_replicates: bool = False):
+def basin_mean(x: npt.ArrayLike, c: npt.ArrayLike, lo: float = -np.inf, hi: float = np.inf, *,
+               groups: npt.ArrayLike | None = None, return_replicates: bool = False
+               ) -> tuple[float, float] | tuple[float, float, np.ndarray]:
     """Mean of ``x`` over the draws with ``lo <= c < hi``, pooled over chains, with a jackknife error.
 
     Parameters
@@ -376,8 +386,8 @@ class DoubleMinimum:
         return any(math.isfinite(r.P3) for r in self.rows)
 
 
-def weak_double_minimum(L: int = 24, V: int = 4, *, seeds=(21, 22), n_draws: int = 8192, rel_step: float = 1e-3,
-                        n_scan: int = 17) -> DoubleMinimum:
+def weak_double_minimum(L: int = 24, V: int = 4, *, seeds: Sequence[int] = (21, 22), n_draws: int = 8192,
+                        rel_step: float = 1e-3, n_scan: int = 17) -> DoubleMinimum:
     """Measure the shallow double minimum of the plug-in marginal of ``c`` at ``(L, V)``.
 
     For each seed, the row cumulants (:func:`~copylib.theory.softmax_marginal.finite_size_cumulants`,
@@ -438,7 +448,7 @@ def weak_double_minimum(L: int = 24, V: int = 4, *, seeds=(21, 22), n_draws: int
         cumulants=tuple(cums))
 
 
-def map_data_gain(Delta, P: float, spec: ModelSpec) -> tuple[np.ndarray, np.ndarray]:
+def map_data_gain(Delta: npt.ArrayLike, P: float, spec: ModelSpec) -> tuple[np.ndarray, np.ndarray]:
     """The data gain of the ``map`` action at the gap ``Delta``, in closed form, and the ratio it grows with.
 
     At the uniform copy pattern with gap ``Delta`` (copy weight ``c = 1 / (1 + (L-1) e^-Delta)``,
@@ -506,8 +516,9 @@ class SpinodalExpansion:
     depth_near: float
 
 
-def spinodal_expansion(spinodals, spec: ModelSpec, *, version: str = "mean_field", rel_P=(1e-4, 1e-3),
-                       h: float = 1e-4, dP=(5.0, 1.25)) -> SpinodalExpansion:
+def spinodal_expansion(spinodals: softmax_theory.Spinodals, spec: ModelSpec, *, version: str = "mean_field",
+                       rel_P: npt.ArrayLike = (1e-4, 1e-3), h: float = 1e-4,
+                       dP: tuple[float, float] = (5.0, 1.25)) -> SpinodalExpansion:
     """Expand the one-gap action ``S(Delta; P)`` around its lower spinodal ``(Delta_lower, P_lower)``.
 
     Near the spinodal the first two derivatives vanish; with ``delta = P - P_lower`` the copy
@@ -599,8 +610,8 @@ class PlantedStarts:
         return pd.DataFrame(rows, index=pd.Index(self.fracs, name="planted at")).T
 
 
-def planted_starts(C, P: float, spec: ModelSpec, *, fracs=(-0.5, -0.25, 0.25, 0.5), n_steps: int = 1000,
-                   n_records: int = 11) -> PlantedStarts:
+def planted_starts(C: npt.ArrayLike, P: float, spec: ModelSpec, *, fracs: npt.ArrayLike = (-0.5, -0.25, 0.25, 0.5),
+                   n_steps: int = 1000, n_records: int = 11) -> PlantedStarts:
     """Adam planted on either side of the barrier top of ``S_map(Delta; P)``: which minimum does each run reach?
 
     The local minima of the ``map`` action (:func:`copylib.theory.softmax.action_minima`) and the

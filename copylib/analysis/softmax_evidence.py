@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..arguments import as_real_array, check_int
@@ -34,8 +37,11 @@ from ..model.task import copy_task
 from ..posterior.evidence import negative_log_evidence
 from ..posterior.order_parameters import plugin_action_of_attention
 from ..theory.plugin_loss import row_stochastic_plugin_loss
-from ..theory.softmax_marginal import FiniteSizeRow, copy_weight_marginal
+from ..theory.softmax_marginal import FiniteSizeRow, RowCumulants, copy_weight_marginal
 from .softmax import basin_mean, uniform_copy_attention
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "BranchComparison",
@@ -51,7 +57,9 @@ __all__ = [
 ]
 
 
-def finite_size_frame(rows, errors=None, saddle_points=None) -> pd.DataFrame:
+def finite_size_frame(rows: Mapping[int, tuple[FiniteSizeRow, FiniteSizeRow]],
+                      errors: Mapping[int, float] | None = None,
+                      saddle_points: Mapping[str, Mapping[int, float]] | None = None) -> pd.DataFrame:
     """The finite-size rows of the plug-in marginal as a table, one row per ``L``.
 
     Parameters
@@ -134,8 +142,9 @@ class BranchComparison:
         return pd.DataFrame(list(self.rows), columns=["P", "quantity", "basin", "sampled", "s.e.", "theory", "z"])
 
 
-def branch_comparison(draws, spec: ModelSpec, cumulants, c_div: float, *, near=(), min_mass: float = 0.05
-                      ) -> BranchComparison:
+def branch_comparison(draws: Mapping[int, tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]], spec: ModelSpec,
+                      cumulants: tuple[RowCumulants, RowCumulants], c_div: float, *, near: Iterable[float] = (),
+                      min_mass: float = 0.05) -> BranchComparison:
     """Compare sampled posterior means with the plug-in marginal, over all draws and basin by basin.
 
     At every ``P`` of ``draws`` the means of the copy weight ``c``, of ``alpha_1`` and of the
@@ -279,7 +288,8 @@ class FiniteSizeSummary:
     P3: np.ndarray
 
 
-def finite_size_summary(rows, refined=None) -> FiniteSizeSummary:
+def finite_size_summary(rows: Mapping[int, tuple[FiniteSizeRow, FiniteSizeRow]],
+                        refined: Mapping[int, FiniteSizeRow] | None = None) -> FiniteSizeSummary:
     """Collect the finite-size rows of two Sobol sets into arrays, with the barriers' numerical errors.
 
     Parameters
@@ -375,7 +385,9 @@ class ChainConvergence:
     rhat_flags: float
 
 
-def chain_convergence(draws, c_div: float, n_steps, mid=(), *, rhat_bound: float = 1.1) -> ChainConvergence:
+def chain_convergence(draws: Mapping[int, tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]], c_div: float,
+                      n_steps: Mapping[int, int], mid: Iterable[int] = (), *, rhat_bound: float = 1.1
+                      ) -> ChainConvergence:
     """R-hat within data sets, ESS, half-chain drift and basin crossings of chains run two per data set.
 
     For the copy weight ``c`` and the action ``S`` at every ``P`` of ``draws``: R-hat of the two chains
@@ -486,7 +498,7 @@ class PluginEvidenceError:
                             index=pd.Index(self.states, name=f"minus reference, P = {self.P}"))
 
 
-def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states, n_data: int,
+def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states: Mapping[str, float], n_data: int,
                           generator: np.random.Generator) -> PluginEvidenceError:
     """Compare the plug-in action with the exact evidence on differences between uniform-copy states.
 
@@ -543,7 +555,8 @@ def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states, n_data:
                                plugin=plugin, bias=bias, bound=float((np.abs(bias) + 2 * se).max()))
 
 
-def finite_size_figure(summary: FiniteSizeSummary, saddle_points, weak=None):
+def finite_size_figure(summary: FiniteSizeSummary, saddle_points: Mapping[str, Mapping[int, float]],
+                       weak: tuple[int, float] | None = None) -> Figure:
     """Three panels against ``L``: the barriers at ``P3``, the coexistence window over ``P3``, and ``P3``.
 
     Parameters

@@ -18,7 +18,7 @@ The results they read are made by :mod:`copylib.analysis.softmax_evidence` and
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -56,9 +56,11 @@ def _sizes(name: str, sizes) -> tuple[int, ...]:
     return tuple(check_int(name, n, 3) for n in sizes)
 
 
-def finite_size_numbers(summary: FiniteSizeSummary, rows, *, weak: DoubleMinimum | None = None, corrected=None,
-                        saddle_P3=None, quoted=(28, 32, 40, 48, 64, 96), compared=(32, 96),
-                        slopes=((28, 48), (48, 96))) -> FiniteSizeNumbers:
+def finite_size_numbers(summary: FiniteSizeSummary, rows: Mapping[int, tuple[FiniteSizeRow, FiniteSizeRow]], *,
+                        weak: DoubleMinimum | None = None, corrected: Mapping[int, FiniteSizeRow] | None = None,
+                        saddle_P3: Mapping[str, Mapping[int, float]] | None = None,
+                        quoted: Sequence[int] = (28, 32, 40, 48, 64, 96), compared: Sequence[int] = (32, 96),
+                        slopes: Sequence[tuple[int, int]] = ((28, 48), (48, 96))) -> FiniteSizeNumbers:
     """Collect the numbers read off the finite-size rows of the plug-in marginal.
 
     With ``n`` an ``L`` of ``quoted`` that has a first-order point (in ``summary.L``; Sobol set A):
