@@ -11,7 +11,11 @@ with :func:`copylib.frames.live_only`, and the website hides them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from . import frames, landscape_explorers
 from .arguments import check_int, check_positive
@@ -20,6 +24,12 @@ from .model.attention import attention_kind
 from .model.network import ModelSpec
 from .posterior.order_parameters import copy_weight
 from .theory import softmax_marginal
+
+if TYPE_CHECKING:
+    import ipywidgets
+    from matplotlib.figure import Figure
+
+    from .analysis.scaling import ThresholdTable
 
 __all__ = [
     *landscape_explorers.__all__,
@@ -41,7 +51,7 @@ __all__ = [
 LINEAR_SIZE_RATIOS = landscape_explorers.LINEAR_SIZE_RATIOS
 
 
-def attention_figure(A, title: str = ""):
+def attention_figure(A: npt.ArrayLike, title: str = "") -> Figure:
     """Heat map of one attention matrix ``A`` (``L x L``) with its copy weight.
 
     The colours span one fixed scale, attention weight 0 to 1 (stated on the colour
@@ -105,7 +115,7 @@ def _check_sweeps(sweeps) -> dict:
     return out
 
 
-def training_figure(sweeps: dict, kind: str, P: float):
+def training_figure(sweeps: dict, kind: str, P: float) -> Figure:
     """The attention matrix Adam learned at one ``P``, and the test loss of every kind along ``P``.
 
     ``sweeps`` maps an attention kind to a sweep with ``P`` (sample sizes),
@@ -140,7 +150,7 @@ def training_figure(sweeps: dict, kind: str, P: float):
     return fig
 
 
-def training_explorer(sweeps: dict, default: tuple | None = None):
+def training_explorer(sweeps: dict, default: tuple | None = None) -> ipywidgets.VBox:
     """:func:`training_figure` for every kind and ``P`` of ``sweeps``, behind controls that work on the website.
 
     One control picks the attention kind, one the sample size (the sweeps share
@@ -161,7 +171,8 @@ def training_explorer(sweeps: dict, default: tuple | None = None):
     return frames.frame_explorer(axes, lambda kind, P: training_figure(sweeps, kind, P))
 
 
-def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, Omega_max: float = 8.0):
+def marginal_figure(marginal: softmax_marginal.CopyWeightMarginal, P_line: npt.ArrayLike, mean_line: npt.ArrayLike,
+                    c_max: float = 0.35, Omega_max: float = 8.0) -> Figure:
     """The plug-in posterior of the copy weight at one ``P``, and its mean along ``P``.
 
     Left: the effective potential ``Omega(c) = -ln p(c)`` of ``marginal`` (a
@@ -205,7 +216,9 @@ def marginal_figure(marginal, P_line, mean_line, c_max: float = 0.35, Omega_max:
     return fig
 
 
-def marginal_explorer(P_values, spec: ModelSpec, cumulants, P_line, default: float | None = None):
+def marginal_explorer(P_values: Sequence[float] | npt.ArrayLike, spec: ModelSpec,
+                      cumulants: softmax_marginal.RowCumulants, P_line: npt.ArrayLike,
+                      default: float | None = None) -> ipywidgets.VBox:
     """:func:`marginal_figure` at each ``P`` of ``P_values``, behind a slider that works on the website.
 
     ``cumulants`` are the row cumulants of
@@ -251,7 +264,7 @@ def _check_table(table):
     return np.asarray(table.L), np.asarray(table.V)
 
 
-def threshold_figure(table, L: int, V: int):
+def threshold_figure(table: ThresholdTable, L: int, V: int) -> Figure:
     """The thresholds against ``L`` at fixed ``V`` and against ``V`` at fixed ``L``, from a threshold table.
 
     ``table`` is a :class:`copylib.analysis.scaling.ThresholdTable` holding the
@@ -285,7 +298,7 @@ def threshold_figure(table, L: int, V: int):
     return fig
 
 
-def threshold_explorer(table, default: tuple | None = None):
+def threshold_explorer(table: ThresholdTable, default: tuple | None = None) -> ipywidgets.VBox:
     """:func:`threshold_figure` for every ``(L, V)`` of ``table``, behind two sliders that work on the website.
 
     ``default = (L, V)`` is shown first (the middle of each axis if ``None``).
@@ -310,7 +323,8 @@ def threshold_explorer(table, default: tuple | None = None):
     return frames.frame_explorer(axes, draw)
 
 
-def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
+def induction_figure(A1: npt.ArrayLike, K: npt.ArrayLike, tokens: npt.ArrayLike, A2: npt.ArrayLike, P: float,
+                     title: str = "") -> Figure:
     """The two heads of a trained induction network at one ``P``.
 
     A1 : ``(L, L)`` layer-1 (positional) attention; K : ``(V, V)`` layer-2 key matrix
@@ -358,7 +372,8 @@ def induction_figure(A1, K, tokens, A2, P: float, title: str = ""):
     return fig
 
 
-def induction_explorer(P_values, A1, K, tokens, A2, default: float | None = None):
+def induction_explorer(P_values: npt.ArrayLike, A1: npt.ArrayLike, K: npt.ArrayLike, tokens: npt.ArrayLike,
+                       A2: npt.ArrayLike, default: float | None = None) -> ipywidgets.VBox:
     """:func:`induction_figure` at each ``P`` of ``P_values`` (``A1, A2 (n_P, L, L)``, ``K (n_P, V, V)``,
     one example sequence ``tokens (L,)``), behind a slider that works on the website."""
     P_list = [float(p) for p in np.asarray(P_values, dtype=float)]

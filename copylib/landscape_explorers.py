@@ -6,8 +6,11 @@ whose documentation says how an explorer is made (a figure function and its fram
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from . import frames
 from .arguments import check_int, check_positive, check_version
@@ -15,6 +18,10 @@ from .model.attention import attention_kind
 from .model.network import ModelSpec
 from .theory import linear as linear_theory
 from .theory import softmax as softmax_theory
+
+if TYPE_CHECKING:
+    import ipywidgets
+    from matplotlib.figure import Figure
 
 __all__ = [
     "linear_landscape_figure",
@@ -66,7 +73,7 @@ def _version_name(version: str) -> str:
 
 
 def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | None = None,
-                            n_grid: int = 81, P_range=None, n_P: int = 40):
+                            n_grid: int = 81, P_range: tuple[float, float] | None = None, n_P: int = 40) -> Figure:
     """The linear reduced action ``S(m, q)`` at one ``P`` and its minimiser along a ``P`` sweep.
 
     Left: ``log(1 + S - min S)`` over the pooling weight ``m`` and the copy part
@@ -167,7 +174,8 @@ def _softmax_sweep(L, V, version, P_range, n_P):
     return branches, point
 
 
-def softmax_branches(P_grid, spec: ModelSpec, version: str = "mean_field"):
+def softmax_branches(P_grid: npt.ArrayLike, spec: ModelSpec,
+                     version: str = "mean_field") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every local minimum ``Delta`` of the softmax action at each ``P`` of ``P_grid``.
 
     Returns ``(P, Delta, is_global)``: three flat arrays, one entry per
@@ -185,7 +193,7 @@ def softmax_branches(P_grid, spec: ModelSpec, version: str = "mean_field"):
 
 def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | None = None,
                              Delta_max: float | None = None, n_grid: int = 400,
-                             P_range=(50.0, 2000.0), n_P: int = 60):
+                             P_range: tuple[float, float] = (50.0, 2000.0), n_P: int = 60) -> Figure:
     """The softmax reduced action ``S(Delta)`` at one ``P`` and its branches along a ``P`` sweep.
 
     Left: ``S(Delta) - S(0)`` with the global minimum (red star) and the other
@@ -244,13 +252,14 @@ def _landscape_kind(kind: str) -> str:
     return name
 
 
-def landscape_figure(P: float, L: int = 32, V: int = 4, kind: str = "softmax", version: str | None = None):
+def landscape_figure(P: float, L: int = 32, V: int = 4, kind: str = "softmax",
+                     version: str | None = None) -> Figure:
     """:func:`linear_landscape_figure` or :func:`softmax_landscape_figure` by ``kind``."""
     return _LANDSCAPE_FIGURES[_landscape_kind(kind)](P, L, V, version)
 
 
-def landscape_explorer(P_values, L: int = 32, V: int = 4, kind: str = "softmax",
-                       version: str | None = None, default: float | None = None):
+def landscape_explorer(P_values: Sequence[float] | npt.ArrayLike, L: int = 32, V: int = 4, kind: str = "softmax",
+                       version: str | None = None, default: float | None = None) -> ipywidgets.VBox:
     """:func:`landscape_figure` at each ``P`` of ``P_values``, behind a slider that works on the website.
 
     The slider's frames are drawn once (``default``, one of ``P_values``, is shown
@@ -275,8 +284,10 @@ def landscape_explorer(P_values, L: int = 32, V: int = 4, kind: str = "softmax",
 LINEAR_SIZE_RATIOS = (0.03, 0.3, 0.6, 0.9, 0.95, 0.99, 0.999, 1.001, 1.01, 1.05, 1.1, 1.5, 3.0)
 
 
-def linear_size_explorer(L_values=(32, 128), V: int = 4, versions=("mean_field", "map"),
-                         P_over_P2=LINEAR_SIZE_RATIOS, default: tuple | None = None):
+def linear_size_explorer(L_values: int | Sequence[int] = (32, 128), V: int = 4,
+                         versions: str | Sequence[str] = ("mean_field", "map"),
+                         P_over_P2: float | Sequence[float] = LINEAR_SIZE_RATIOS,
+                         default: tuple | None = None) -> ipywidgets.VBox:
     """:func:`linear_landscape_figure` for each version, sequence length ``L`` and ``P / P_2``, on the website.
 
     Three controls: the version of the action (``versions``), ``L`` (``L_values``:

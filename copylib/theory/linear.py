@@ -16,6 +16,8 @@ gathers the public names of the modules the theory is written in, one theme each
   copy share.
 """
 
+from __future__ import annotations
+
 # the public names are those of the theme modules (their __all__), in the order listed above
 from . import linear_action, linear_jump, linear_minima, linear_thresholds
 from .linear_action import *  # noqa: F403

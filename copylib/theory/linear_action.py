@@ -78,6 +78,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize.elementwise import find_root
 
 from ..arguments import as_finite_array, check_version
@@ -108,7 +109,7 @@ _Y_GRID = np.linspace(-40.0, 0.0, 161)
 # --------------------------------------------------------------------------
 
 
-def check_linear_spec(spec) -> ModelSpec:
+def check_linear_spec(spec: object) -> ModelSpec:
     """``spec`` if it is a cyclic linear-attention ``ModelSpec`` (the theory's domain), else an error."""
     return check_spec(spec, kind="linear", theory="copylib.theory.linear",
                       cyclic_because="the order-parameter reduction assumes the cyclic task")
@@ -218,7 +219,8 @@ def _value_of_terms(m, q, r2, k: ActionConstants, version: str, terms):
     return S + r2 / (2 * k.s_c2)
 
 
-def action_grad(m, q, r2, P, k: ActionConstants, version: str):
+def action_grad(m: np.ndarray | float, q: np.ndarray | float, r2: np.ndarray | float, P: np.ndarray | float,
+                k: ActionConstants, version: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``S`` and ``dS/dm, dS/dq, dS/dr2`` (all broadcast), r2 held fixed.
 
     For "fluct" the transverse term is ``(n/2)(Lambda - 1 - ln Lambda)``; for the
@@ -303,7 +305,7 @@ def _y_floor(m, q, P, k: ActionConstants):
     return np.log(np.minimum(0.5, k.n / (4 * D0 * k.n * k.s_c2))) - 1.0
 
 
-def origin_r2(P, k: ActionConstants):
+def origin_r2(P: npt.ArrayLike, k: ActionConstants) -> np.ndarray:
     """``r2*`` at ``m = q = 0`` (fluct): unique root of a monotone equation.
 
     At ``m = q = 0`` the fit terms vanish and ``r2 dS/dr2 = 0`` reads
@@ -347,7 +349,8 @@ def _action_arguments(m, q, P, spec, version, r2):
     return m, q, r2, P, k, version
 
 
-def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=None):
+def reduced_action(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *,
+                   version: str = "mean_field", r2: npt.ArrayLike | None = None) -> np.ndarray:
     """Reduced action ``S(m, q)`` of linear attention (nats; ``A``-dependent terms only).
 
     Parameters
@@ -383,7 +386,9 @@ def reduced_action(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=
     return S
 
 
-def reduced_action_gradient(m, q, P, spec: ModelSpec, *, version: str = "mean_field", r2=None):
+def reduced_action_gradient(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *,
+                            version: str = "mean_field", r2: npt.ArrayLike | None = None
+                            ) -> tuple[np.ndarray, np.ndarray]:
     """Gradient ``(dS/dm, dS/dq)`` of :func:`reduced_action` (same arguments and shapes).
 
     For "fluct" with ``r2=None`` this is the gradient of the minimised action
@@ -396,7 +401,7 @@ def reduced_action_gradient(m, q, P, spec: ModelSpec, *, version: str = "mean_fi
     return np.broadcast_to(dm, shape).copy(), np.broadcast_to(dq, shape).copy()
 
 
-def transverse_saddle(m, q, P, spec: ModelSpec):
+def transverse_saddle(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """Saddle-point transverse weight ``r2*(m, q)`` of the "fluct" action, broadcast shape.
 
     Minimises ``S_fluct(m, q, r2)`` over ``r2 > 0``. Always
@@ -410,7 +415,8 @@ def transverse_saddle(m, q, P, spec: ModelSpec):
     return _r2_saddle(m, q, P, k)
 
 
-def origin_hessian(P, k: ActionConstants, version: str):
+def origin_hessian(P: np.ndarray | float, k: ActionConstants,
+                   version: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Analytic Hessian blocks ``H_mm, H_qq, H_mq`` at ``m = q = 0`` (broadcast over P)."""
     L, V = k.L, k.V
     ld = 0.0 if version == "map" else 1.0
@@ -428,7 +434,7 @@ def origin_hessian(P, k: ActionConstants, version: str):
     return H_mm, H_qq, H_mq
 
 
-def hessian_at_origin(P, spec: ModelSpec, version: str = "mean_field"):
+def hessian_at_origin(P: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field") -> np.ndarray:
     """Hessian of ``S(m, q)`` at the symmetric point ``m = q = 0``, shape ``(..., 2, 2)``.
 
     P : float or array ``(...)`` > 0. Order ``(m, q)``. Closed form: with
@@ -460,7 +466,7 @@ def hessian_at_origin(P, spec: ModelSpec, version: str = "mean_field"):
 # --------------------------------------------------------------------------
 
 
-def plugin_readout(A, P, spec: ModelSpec, *, r2=0.0):
+def plugin_readout(A: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, r2: npt.ArrayLike = 0.0) -> np.ndarray:
     """Plug-in posterior-mean readout ``W = (K_bar + kappa I)^{-1} B_bar``, shape ``(..., V, V)``.
 
     ``K_bar = P E[X^T A^T A X]``, ``B_bar = P E[X^T A^T T X]`` (population token
@@ -497,7 +503,8 @@ def plugin_readout(A, P, spec: ModelSpec, *, r2=0.0):
     return np.linalg.solve(Kb + k.kappa * np.eye(V), np.broadcast_to(Bb, Kb.shape))
 
 
-def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
+def predicted_test_loss(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *,
+                        r2: npt.ArrayLike = 0.0) -> np.ndarray:
     """Population loss per position of ``A(m, q)`` (+ transverse ``r2``) with the plug-in readout.
 
     :func:`copylib.theory.plugin_loss.plugin_loss` of the invariants of ``A(m, q)``. All moments
@@ -523,7 +530,7 @@ def predicted_test_loss(m, q, P, spec: ModelSpec, *, r2=0.0):
     return plugin_loss(m * m + (L - 1) * q * q + r2, L * m * m + k.cL * r2, m + (L - 1) * q, L * m, P, spec)
 
 
-def copy_share(m, q, L: int):
+def copy_share(m: npt.ArrayLike, q: npt.ArrayLike, L: int) -> np.ndarray:
     """Share of the copy term in ``gamma_1 = m + (L-1) q``: ``(L-1) q / (m + (L-1) q)``.
 
     ``gamma_1 = L x`` (the mean attention on the previous token): the pooling part
@@ -542,7 +549,8 @@ def copy_share(m, q, L: int):
 
 
 
-def action_hessian(m, q, r2, P, k: ActionConstants, version: str):
+def action_hessian(m: npt.ArrayLike, q: npt.ArrayLike, r2: npt.ArrayLike, P: npt.ArrayLike, k: ActionConstants,
+                   version: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``S (B,)``, its gradient ``(B, 3)`` in ``(m, q, r2)`` and the ``(B, 3, 3)`` Hessian."""
     L, V = k.L, k.V
     ld = 0.0 if version == "map" else 1.0

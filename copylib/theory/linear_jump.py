@@ -9,6 +9,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_finite_array, check_version
 from ..model.network import ModelSpec
@@ -100,7 +101,8 @@ def _local_minima_many(Ps, k: ActionConstants, version: str, n_rays: int, sep: f
     return out
 
 
-def local_minima(P, spec: ModelSpec, version: str = "fluct", *, n_rays: int = 24, sep: float = 1e-4) -> list:
+def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n_rays: int = 24,
+                 sep: float = 1e-4) -> list:
     """Every local minimum of the reduced action with ``m > 0`` that a dense set of starts finds.
 
     At each ``P`` the action is descended (the trust-region Newton of
@@ -175,8 +177,8 @@ class CopyJump:
     first_order: bool
 
 
-def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span=(0.3, 3.0), n_scan: int = 41,
-                    rtol: float = 1e-11, delta: float = 1e-8, sep: float = 1e-4) -> CopyJump:
+def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[float, float] = (0.3, 3.0),
+                    n_scan: int = 41, rtol: float = 1e-11, delta: float = 1e-8, sep: float = 1e-4) -> CopyJump:
     """Locate the steepest change of the global minimum's copy share around ``P2`` and test it for a jump.
 
     1. :func:`minimum_curve` on ``n_scan`` geometric points of

@@ -10,9 +10,11 @@ one ``P`` and :func:`~copylib.theory.linear.minimum_curve` along a grid. ``minim
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_finite_array, check_positive, check_version
 from ..model.network import ModelSpec
@@ -84,7 +86,7 @@ class WhitenedAction:
     and its analytic Hessian ``(B, d, d)`` (chain rule through the four invariants).
     """
 
-    def __init__(self, k: ActionConstants, version: str):
+    def __init__(self, k: ActionConstants, version: str) -> None:
         self.k, self.version = k, version
         self.fl = version == "fluct"
         self.d = 3 if self.fl else 2
@@ -92,24 +94,24 @@ class WhitenedAction:
         self.sq = np.sqrt(k.s_c2 / (k.L - 1))
         self.rs = k.n * k.s_c2
 
-    def at(self, idx):
+    def at(self, idx: np.ndarray | int) -> WhitenedAction:
         """The action of rows ``idx`` of the batch (itself when the constants are shared)."""
         if not isinstance(self.k.L, np.ndarray):
             return self
         return WhitenedAction(ActionConstants(**{f.name: getattr(self.k, f.name)[idx] for f in fields(ActionConstants)}), self.version)
 
-    def phys(self, z):
+    def phys(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m, q = z[:, 0] * self.sm, z[:, 1] * self.sq
         r2 = self.rs * np.exp(z[:, 2]) if self.fl else np.zeros_like(m)
         return m, q, r2
 
-    def zvec(self, m, q, r2):
+    def zvec(self, m: npt.ArrayLike, q: npt.ArrayLike, r2: npt.ArrayLike) -> np.ndarray:
         cols = [np.asarray(m, dtype=np.float64) / self.sm, np.asarray(q, dtype=np.float64) / self.sq]
         if self.fl:
             cols.append(np.log(np.asarray(r2, dtype=np.float64) / self.rs))
         return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
-    def value_grad_hess(self, z, P):
+    def value_grad_hess(self, z: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m, q, r2 = self.phys(z)
         S, g, H = action_hessian(m, q, r2, P, self.k, self.version)
         if self.fl:
@@ -127,7 +129,8 @@ class WhitenedAction:
 
 
 
-def standard_starts(obj: WhitenedAction, r2_0: float, hint, H0, eig=None):
+def standard_starts(obj: WhitenedAction, r2_0: float, hint: Sequence[float] | None, H0: np.ndarray,
+                    eig: tuple[np.ndarray, np.ndarray] | None = None) -> list[np.ndarray]:
     """Pooling-like, copy-like and mixed starts, the unstable direction of the origin (if
     any) and the hint; ``r2_0``: the transverse saddle at the origin (fluct) or 0;
     ``eig``: ``eigh(H0)`` if already known."""
@@ -160,7 +163,8 @@ def _stack(ks: list) -> ActionConstants:
     return ActionConstants(**{f.name: np.array([getattr(k, f.name) for k in ks], dtype=np.float64) for f in fields(ActionConstants)})
 
 
-def minimise_many(Ps, k, version: str, hints=None, standard: bool = True) -> list:
+def minimise_many(Ps: Iterable[float], k: ActionConstants | Sequence[ActionConstants], version: str,
+                  hints: Sequence[Sequence[Sequence[float]]] | None = None, standard: bool = True) -> list:
     """Global minimum (:class:`ActionMinimum`) at each ``P`` of ``Ps``: the multi-start search of
     :func:`action_minimum`, with the starts of all ``P`` descended together.
 
@@ -220,7 +224,8 @@ def _minimise(P: float, k: ActionConstants, version: str, hint=None) -> ActionMi
     return minimise_many([P], k, version, None if hint is None else [[hint]])[0]
 
 
-def action_minimum(P, spec: ModelSpec, version: str = "mean_field", *, hint=None) -> ActionMinimum:
+def action_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
+                   hint: npt.ArrayLike | None = None) -> ActionMinimum:
     """Global minimiser ``(m*, q*)`` (and ``r2*`` for "fluct") of the reduced action at one ``P``.
 
     Multi-start trust-region Newton (scipy ``trust-exact`` with the analytic
@@ -246,7 +251,8 @@ def action_minimum(P, spec: ModelSpec, version: str = "mean_field", *, hint=None
     return _minimise(P, action_constants(spec), version, hint)
 
 
-def scan_minima(segments, version: str) -> list:
+def scan_minima(segments: Sequence[tuple[npt.ArrayLike, ActionConstants, ActionMinimum | None]],
+                version: str) -> list:
     """Global minima along increasing sample sizes, for several segments ``(Ps, k, before)`` at once.
 
     All points are descended together, then each ``P`` is restarted from its neighbours'
@@ -272,7 +278,7 @@ def scan_minima(segments, version: str) -> list:
     return [out[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def minimum_curve(P_grid, spec: ModelSpec, version: str = "mean_field") -> MinimumCurve:
+def minimum_curve(P_grid: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field") -> MinimumCurve:
     """:func:`action_minimum` over a grid of ``P`` (each warm-started from its neighbour).
 
     P_grid : 1-d array_like of ``P > 0`` (any order; results in the given order).

@@ -6,8 +6,10 @@ susceptibility of ``m`` below ``P1``. Re-exported by :mod:`copylib.theory.linear
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize
 
 from ..arguments import as_finite_array, check_positive, check_version
@@ -266,7 +268,7 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
     return float(math.sqrt(lo * hi))
 
 
-def susceptibility_m(P, spec: ModelSpec, version: str = "mean_field"):
+def susceptibility_m(P: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field") -> np.ndarray:
     """Laplace (Gaussian) posterior variance of ``m`` around the symmetric point, ``P < P1``.
 
     ``Var(m) ≈ (H^{-1})_mm = H_qq / (H_mm H_qq - H_mq^2)`` with ``H`` the Hessian
@@ -389,7 +391,7 @@ def p2_numerical(spec: ModelSpec, version: str = "mean_field", *, rtol: float = 
     return out
 
 
-def p2_numerical_many(specs, version: str = "mean_field", *, rtol: float = 1e-6) -> np.ndarray:
+def p2_numerical_many(specs: Iterable[ModelSpec], version: str = "mean_field", *, rtol: float = 1e-6) -> np.ndarray:
     """:func:`p2_numerical` for several specs at once (their minimisations batched together).
 
     specs : sequence of linear ModelSpec; returns a float array with one ``P2`` per spec,

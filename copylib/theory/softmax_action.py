@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arguments import as_finite_array, check_int, check_P, check_positive, check_version
 from ..model.network import ModelSpec
@@ -42,7 +43,8 @@ def _n_targets(spec: ModelSpec) -> int:
     return spec.L if spec.cyclic else spec.L - 1
 
 
-def action_parts(Delta, P, spec, version, noise, order):
+def action_parts(Delta: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, version: str, noise: RowNoise | None,
+                 order: int) -> list[np.ndarray]:
     """``[S, dS/dDelta, d^2S/dDelta^2]`` up to ``order`` (broadcast over ``Delta`` and ``P``), for checked
     arguments: the closed form behind :func:`reduced_action` and :func:`reduced_action_derivatives`."""
     rows = rows_for(version, spec, noise)
@@ -132,7 +134,8 @@ class DeltaGrid:
     derivatives on the grid at one or many ``P``. Checks ``Delta_max > 0`` and ``n_grid >= 11``.
     """
 
-    def __init__(self, Delta_max, n_grid, spec, version, noise):
+    def __init__(self, Delta_max: float, n_grid: int, spec: ModelSpec, version: str,
+                 noise: RowNoise | None) -> None:
         Delta_max = check_positive("Delta_max", Delta_max)
         n_grid = check_int("n_grid", n_grid, 11)
         self.x = np.linspace(0.0, Delta_max, n_grid)
@@ -146,14 +149,15 @@ class DeltaGrid:
     def __len__(self):
         return self.x.size
 
-    def parts(self, P, order, value=True):
+    def parts(self, P: float | np.ndarray, order: int, value: bool = True) -> list[np.ndarray | None]:
         """``S`` and its derivatives up to ``order`` on the grid; ``P`` a float, or ``(n_P, 1)``
         for all of them at once (then each part is ``(n_P, n_grid)``); ``value=False``: no ``S``."""
         cs, a2s = _grid_averages(self.x, self.rows, order, self.key)
         return _action_from_averages(self.x, P, cs, a2s, self.spec, self.version, order, value)
 
 
-def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
+def reduced_action(Delta: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field",
+                   noise: RowNoise | None = None) -> np.ndarray:
     """The action ``S(Delta; P)`` of the copy-state family, in nats.
 
     Parameters
@@ -186,8 +190,8 @@ def reduced_action(Delta, P, spec: ModelSpec, *, version: str = "mean_field", no
     return action_parts(Delta, P, spec, version, noise, 0)[0]
 
 
-def reduced_action_derivatives(Delta, P, spec: ModelSpec, *, version: str = "mean_field",
-                               noise: RowNoise | None = None):
+def reduced_action_derivatives(Delta: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field",
+                               noise: RowNoise | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(S, dS/dDelta, d^2S/dDelta^2)`` in closed form (arguments as :func:`reduced_action`)."""
     spec = check_softmax_spec(spec)
     version = check_version(version, VERSIONS)
@@ -196,7 +200,8 @@ def reduced_action_derivatives(Delta, P, spec: ModelSpec, *, version: str = "mea
     return tuple(action_parts(Delta, P, spec, version, noise, 2))
 
 
-def copy_weight_of_gap(Delta, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
+def copy_weight_of_gap(Delta: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field",
+                       noise: RowNoise | None = None) -> np.ndarray:
     """Copy weight ``c = mean_l A[l, l-1]`` of the state with gap ``Delta``, shape of ``Delta``.
 
     ``1/(1 + (L-1) e^{-Delta})`` without noise; for ``version="fluct"`` the mean
@@ -214,7 +219,7 @@ def copy_weight_of_gap(Delta, spec: ModelSpec, *, version: str = "mean_field", n
 # --------------------------------------------------------------------------
 
 
-def plugin_readout(A, P, spec: ModelSpec):
+def plugin_readout(A: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """Posterior-mean (= ridge/MAP) readout at large ``P`` for the attention ``A``.
 
     ``W = (K_bar + kappa I)^{-1} B_bar`` with the plug-in moments
@@ -240,7 +245,8 @@ def plugin_readout(A, P, spec: ModelSpec):
     return np.linalg.solve(M, rhs)
 
 
-def state_loss(Delta, P, spec: ModelSpec, *, version: str = "mean_field", noise: RowNoise | None = None):
+def state_loss(Delta: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field",
+               noise: RowNoise | None = None) -> np.ndarray:
     """Test loss per position of the state ``Delta`` with its plug-in readout at ``P``.
 
     For the noise-free versions this is

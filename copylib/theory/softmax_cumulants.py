@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
@@ -32,13 +34,13 @@ _RAW = {(a, b): k for k, (a, b) in enumerate((a, b) for a in range(5) for b in r
 _CENTRAL = [(a, b) for a in range(5) for b in range(5 - a) if a + b >= 2]
 
 
-def check_marginal_spec(spec) -> ModelSpec:
+def check_marginal_spec(spec: object) -> ModelSpec:
     """``spec`` if it is a cyclic softmax-attention ``ModelSpec`` (the plug-in marginal's domain), else an error."""
     return check_spec(spec, kind="softmax", theory="the softmax theory",
                       cyclic_because="the exact marginal uses gamma_2 = L (cyclic task)")
 
 
-def check_grid(name: str, x, n_min: int = 5) -> np.ndarray:
+def check_grid(name: str, x: npt.ArrayLike, n_min: int = 5) -> np.ndarray:
     """``x`` as a float64 1-d array of at least ``n_min`` finite, strictly increasing values, else an error naming ``name``."""
     x = as_real_array(name, x)
     if x.ndim != 1 or x.size < n_min:
@@ -176,7 +178,8 @@ def _third_fourth(mom, cov):
 
 
 def row_cumulants(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8192,
-                  lam1=None, lam2=None, t_step: float = 0.1, t_range=(-14.0, 10.0)) -> RowCumulants:
+                  lam1: npt.ArrayLike | None = None, lam2: npt.ArrayLike | None = None, t_step: float = 0.1,
+                  t_range: tuple[float, float] = (-14.0, 10.0)) -> RowCumulants:
     """Tabulate the cumulant generating function of one softmax row on a ``(lam1, lam2)`` grid.
 
     Parameters
@@ -292,7 +295,7 @@ def row_cumulants(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8
 
 
 def finite_size_cumulants(L: int, V: int, rng: np.random.Generator, *, refine: int = 1,
-                          **kwargs) -> tuple[ModelSpec, RowCumulants]:
+                          **kwargs: Any) -> tuple[ModelSpec, RowCumulants]:
     """The cyclic softmax spec of size ``L``, ``V`` and its :func:`row_cumulants` on a refinable tilt grid.
 
     The tilt grids are :func:`default_tilts` ``(L)`` as ``linspace`` grids over the
@@ -311,7 +314,7 @@ def finite_size_cumulants(L: int, V: int, rng: np.random.Generator, *, refine: i
     return spec, row_cumulants(spec, rng, **grids, **kwargs)
 
 
-def check_cumulants(cum, spec) -> RowCumulants:
+def check_cumulants(cum: object, spec: ModelSpec) -> RowCumulants:
     """``cum`` if it is a :class:`~copylib.theory.softmax_marginal.RowCumulants` for the ``L`` and ``sigma_G`` of ``spec``."""
     if not isinstance(cum, RowCumulants):
         raise TypeError(f"cumulants must be a RowCumulants (make it with row_cumulants), got {type(cum).__name__}")

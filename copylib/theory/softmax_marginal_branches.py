@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
@@ -64,7 +65,7 @@ class MarginalBranches:
         return int(self.minima.size)
 
 
-def potential_minima(Omega, tol, max_nats):
+def potential_minima(Omega: np.ndarray, tol: float, max_nats: float) -> np.ndarray:
     """Indices of interior local minima of ``Omega`` (shifted to minimum 0) that lie below ``max_nats``
     and whose depth (to the neighbouring maxima) exceeds ``tol``."""
     # the steps of Omega, 0 between equal values (also two infinite ones): each has the sign of the
@@ -150,7 +151,7 @@ class MarginalTransition:
     at_P3: MarginalBranches
 
 
-def log_odds_branches(marginal: CopyWeightMarginal, **kwargs) -> MarginalBranches:
+def log_odds_branches(marginal: CopyWeightMarginal, **kwargs: Any) -> MarginalBranches:
     """:func:`marginal_branches` of the same posterior in the log-odds ``y = ln c/(1-c)``.
 
     The density of ``y`` is ``p(c) c (1-c)``: the minima and the barrier of its
@@ -166,8 +167,8 @@ def log_odds_branches(marginal: CopyWeightMarginal, **kwargs) -> MarginalBranche
     return marginal_branches(in_y, **kwargs)
 
 
-def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *, P_range=(500.0, 700.0),
-                xtol: float = 0.01, **kwargs) -> float:
+def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *,
+                P_range: tuple[float, float] = (500.0, 700.0), xtol: float = 0.01, **kwargs: Any) -> float:
     """The ``P`` in ``P_range`` where the plug-in marginal puts half its mass at ``c >= threshold``.
 
     With ``threshold`` the barrier ``c*`` at ``P3`` this is the free-energy ``P3``
@@ -191,7 +192,7 @@ def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *, P
     return float(brentq(excess, lo, hi, xtol=xtol))
 
 
-def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range=(300.0, 1200.0),
+def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range: tuple[float, float] = (300.0, 1200.0),
                      n_scan: int = 141, xtol: float = 0.05, correction: bool = False) -> MarginalTransition:
     """Spinodals (where a local minimum of ``-ln p(c)`` disappears) and ``P3`` (equal basin masses).
 

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.interpolate import PchipInterpolator
 
 from ..arguments import check_bool, check_int, check_positive
@@ -42,7 +43,7 @@ def default_c_grid(L: int) -> np.ndarray:
     step = min(5e-4, c_lo / 20)
     return np.linspace(c_lo, 0.7, int(round((0.7 - c_lo) / step)) + 1)
 
-def check_c_grid(c_grid, L: int) -> np.ndarray:
+def check_c_grid(c_grid: npt.ArrayLike | None, L: int) -> np.ndarray:
     """``c_grid`` (default :func:`default_c_grid` of ``L``) checked: a strictly increasing grid in ``(0, 1)``."""
     c = check_grid("c_grid", default_c_grid(L) if c_grid is None else c_grid)
     if c[0] <= 0 or c[-1] >= 1:
@@ -50,7 +51,8 @@ def check_c_grid(c_grid, L: int) -> np.ndarray:
     return c
 
 
-def data_action(a1, g1, P, spec):
+def data_action(a1: np.ndarray | float, g1: np.ndarray | float, P: np.ndarray | float,
+                spec: ModelSpec) -> np.ndarray | float:
     """``plugin_action(alpha_1, L, gamma_1, L, P, spec)`` in plain numpy (same terms), broadcast."""
     L, V = spec.L, spec.V
     eps = V * spec.kappa / P
@@ -123,7 +125,7 @@ def log_line_density(cum: RowCumulants, correction: bool) -> np.ndarray:
     return cum.log_prior_density(correction) + np.log(cum.L * det / cum.cov[..., 1, 1])
 
 
-def copy_weight_lines(cum: RowCumulants, c: np.ndarray, correction: bool):
+def copy_weight_lines(cum: RowCumulants, c: np.ndarray, correction: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(Y0, A)``, each ``(n1, n_c)``: the log prior density in ``(lam1, gamma_1)`` and ``alpha_1``
     on every line ``lam1 = const`` at ``gamma_1 = L c`` (monotone piecewise-cubic interpolation in
     ``gamma_1``, which never overshoots the tabulated values;
@@ -156,7 +158,8 @@ def copy_weight_lines(cum: RowCumulants, c: np.ndarray, correction: bool):
     return Y0, A
 
 
-def copy_weight_marginal(P, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=None,
+def copy_weight_marginal(P: float | None, spec: ModelSpec, cumulants: RowCumulants, *,
+                         c_grid: npt.ArrayLike | None = None,
                          correction: bool = False, check_coverage: bool = True) -> CopyWeightMarginal:
     """The plug-in marginal of the copy weight at ``P`` (or of the prior).
 

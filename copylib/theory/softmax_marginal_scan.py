@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import brentq
 
 from ..arguments import as_real_array, check_bool, check_int, check_P_range, check_positive
@@ -102,7 +103,8 @@ def _log_marginals(Ps, spec, cum, c, correction, check_coverage):
     return out
 
 
-def marginal_scan(P_values, spec: ModelSpec, cumulants: RowCumulants, *, c_grid=None, correction: bool = False,
+def marginal_scan(P_values: npt.ArrayLike, spec: ModelSpec, cumulants: RowCumulants, *,
+                  c_grid: npt.ArrayLike | None = None, correction: bool = False,
                   check_coverage: bool = True, tol: float = 1e-6, max_nats: float = 30.0,
                   c_split: float | None = None) -> MarginalScan:
     """Mean, variance, minima, barrier and basin free energies of the marginal of ``c`` at many ``P``.
@@ -251,8 +253,9 @@ class FiniteSizeRow:
         return -self.P3 * self.slope
 
 
-def finite_size_row(spec: ModelSpec, cumulants: RowCumulants, *, P_range=None, n_coarse: int = 61,
-                    rel_step: float = 5e-4, xtol: float | None = None, correction: bool = False) -> FiniteSizeRow:
+def finite_size_row(spec: ModelSpec, cumulants: RowCumulants, *, P_range: tuple[float, float] | None = None,
+                    n_coarse: int = 61, rel_step: float = 5e-4, xtol: float | None = None,
+                    correction: bool = False) -> FiniteSizeRow:
     """Locate the jump of the plug-in marginal of ``c`` and measure it at one ``(L, V)``.
 
     1. A coarse geometric scan of ``n_coarse`` sizes over ``P_range`` (coverage not

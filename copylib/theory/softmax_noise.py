@@ -36,7 +36,7 @@ __all__ = [
 _CHUNK = 1 << 16  # elements (Delta points x noise draws) per block: 512 kB arrays stay in cache
 
 
-def check_softmax_spec(spec) -> ModelSpec:
+def check_softmax_spec(spec: object) -> ModelSpec:
     """``spec`` if it is a softmax-attention ``ModelSpec`` (the softmax theory's domain), else an error."""
     return check_spec(spec, kind="softmax", theory="the softmax theory")
 
@@ -85,7 +85,7 @@ def _noiseless_rows(L: int) -> RowNoise:
     return RowNoise(np.array([math.log(L - 1)]), np.array([1.0 / (L - 1)]), 0.0, L)
 
 
-def row_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8192, std=None) -> RowNoise:
+def row_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8192, std: float | None = None) -> RowNoise:
     """Draw ``n_draws`` noisy rows for the ``"fluct"`` action (deterministic given ``rng``).
 
     Each row's logit noise is ``eta = tau (xi - beta (xi . u) u)``, ``xi ~ N(0, I_L)``,
@@ -132,7 +132,7 @@ def row_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8192,
     return RowNoise(shift, rho, tau, L)
 
 
-def rows_for(version: str, spec: ModelSpec, noise) -> RowNoise:
+def rows_for(version: str, spec: ModelSpec, noise: RowNoise | None) -> RowNoise:
     """The rows a (checked) ``version`` averages over: ``noise`` for ``"fluct"`` (checked against ``spec``),
     the single noise-free copy row otherwise (then ``noise`` must be ``None``)."""
     if version == "fluct":
@@ -149,7 +149,7 @@ def rows_for(version: str, spec: ModelSpec, noise) -> RowNoise:
     return _noiseless_rows(spec.L)
 
 
-def row_averages(Delta: np.ndarray, rows: RowNoise, order: int = 0):
+def row_averages(Delta: np.ndarray, rows: RowNoise, order: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Mean copy weight ``c`` and squared row norm ``a2`` (and derivatives) at each ``Delta``.
 
     Returns lists ``[c, c', c'']`` and ``[a2, a2', a2'']`` up to ``order``, each of
@@ -206,7 +206,7 @@ class TransverseAverage:
 
 
 def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.Generator, *,
-                       n_samples: int = 2000, std=None) -> TransverseAverage:
+                       n_samples: int = 2000, std: float | None = None) -> TransverseAverage:
     """Average the plug-in data action over full noisy attention matrices.
 
     Logits ``g = Delta T + tau (Z - <Z, T0> T0)``, ``Z`` i.i.d. ``N(0, 1)`` (``L x L``),

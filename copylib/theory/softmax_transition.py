@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import brentq
 from scipy.optimize.elementwise import find_root
 
@@ -110,8 +111,8 @@ def _minima_many(Ps, spec, version, noise, grid):
     return [(D[who == i], F[who == i]) for i in range(Ps.size)]
 
 
-def action_minima(P, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
-                  Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID):
+def action_minima(P: float, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
+                  Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID) -> tuple[np.ndarray, np.ndarray]:
     """All local minima of ``S(Delta; P)`` over ``Delta in [0, Delta_max]``.
 
     ``S'`` is evaluated on a uniform grid of ``n_grid`` points; each sign change
@@ -249,7 +250,7 @@ def _spinodal_root(which, Pa, Pb, spec, version, noise, grid):
 
 
 def spinodals(spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
-              P_range=None, n_scan: int = 400, Delta_max: float = DEFAULT_DELTA_MAX,
+              P_range: tuple[float, float] | None = None, n_scan: int = 400, Delta_max: float = DEFAULT_DELTA_MAX,
               n_grid: int = DEFAULT_N_GRID) -> Spinodals:
     """The spinodals of the first-order copy transition.
 
@@ -317,8 +318,8 @@ def _branches(P, spec, version, noise, grid):
 
 
 def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
-                      P_range=None, n_scan: int = 400, Delta_max: float = DEFAULT_DELTA_MAX,
-                      n_grid: int = DEFAULT_N_GRID) -> FirstOrderPoint:
+                      P_range: tuple[float, float] | None = None, n_scan: int = 400,
+                      Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID) -> FirstOrderPoint:
     """``P3``: brentq on ``S_copy(P) - S_pool(P)`` between the spinodals.
 
     The branches are the smallest-``Delta`` (pooling) and largest-``Delta`` (copy)
@@ -382,7 +383,7 @@ def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_
     return float(F.max() - F[0])
 
 
-def copy_minimum_depth(P, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
+def copy_minimum_depth(P: float, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
                        n_grid: int = 20001) -> tuple[float, float]:
     """Depth ``S_b`` (nats) and distance ``x_+ - x_-`` of the copy minimum of ``S(Delta; P)`` below the barrier top.
 
@@ -410,14 +411,14 @@ def copy_minimum_depth(P, spec: ModelSpec, version: str = "mean_field", *, noise
     return float(reduced_action(D_top, P, spec, version=version, noise=noise)) - float(F[-1]), float(D[-1] - D_top)
 
 
-def local_minimum_copy_weights(P, spec: ModelSpec, version: str = "mean_field", *,
+def local_minimum_copy_weights(P: float, spec: ModelSpec, version: str = "mean_field", *,
                                noise: RowNoise | None = None) -> np.ndarray:
     """Copy weights of all local minima of ``S(Delta; P)`` (the branches at ``P``), ascending in ``Delta``."""
     D, _ = action_minima(P, spec, version, noise=noise)
     return np.asarray(copy_weight_of_gap(D, spec, version=version, noise=noise), dtype=float)
 
 
-def global_minimum_state(P, spec: ModelSpec, version: str = "mean_field", *,
+def global_minimum_state(P: float, spec: ModelSpec, version: str = "mean_field", *,
                          noise: RowNoise | None = None) -> tuple[float, float]:
     """``(copy weight, test loss per position)`` of the global minimum of ``S(Delta; P)``."""
     P = check_positive("P", P)
@@ -442,7 +443,8 @@ class OrderParameterCurve:
     n_minima: np.ndarray
 
 
-def order_parameter_curve(P_grid, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
+def order_parameter_curve(P_grid: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field", *,
+                          noise: RowNoise | None = None,
                           Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID
                           ) -> OrderParameterCurve:
     """Global minimum of ``S`` (gap, copy weight, test loss, action) at each ``P`` of ``P_grid``.
