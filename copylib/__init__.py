@@ -22,6 +22,8 @@ paper-scale switch), :mod:`copylib.plotting` and :mod:`copylib.explorers` (inter
 The names below are re-exported for ``import copylib as cl``.
 """
 
+from __future__ import annotations
+
 from . import analysis, cache, checks, config, explorers, gluing, inference, model, plotting, posterior, theory
 from .checks import Checks
 from .gluing import glue_fields, glue_values

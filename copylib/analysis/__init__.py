@@ -17,3 +17,5 @@
   chapter reads off them is in :mod:`copylib.analysis.induction_onsets` (onsets, steepness and formation steps
   of the heads) and :mod:`copylib.analysis.induction_switch` (mixing of the ladders, the posterior's switch).
 """
+
+from __future__ import annotations

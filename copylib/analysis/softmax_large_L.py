@@ -26,14 +26,22 @@ there:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..model.network import ModelSpec, check_spec
-from ..theory.softmax_marginal import FiniteSizeRow, copy_weight_marginal, finite_size_cumulants, finite_size_row
+from ..theory.softmax_marginal import (
+    FiniteSizeRow,
+    RowCumulants,
+    copy_weight_marginal,
+    finite_size_cumulants,
+    finite_size_row,
+)
 from .softmax import basin_mean, sample_two_starts
 from .softmax_evidence import ChainConvergence, chain_convergence
 
@@ -128,7 +136,7 @@ class BasinWeights:
         return self.crossings.reshape(len(self.P), -1).min(1)
 
 
-def basin_weights(draws, c_div: float) -> BasinWeights:
+def basin_weights(draws: Mapping[float, npt.ArrayLike | tuple], c_div: float) -> BasinWeights:
     """Basin weights, their data-set spread, the jump of ``c`` and the crossings of paired chains.
 
     Parameters
@@ -199,7 +207,8 @@ def basin_weights(draws, c_div: float) -> BasinWeights:
     return BasinWeights(P=np.array(Ps, dtype=float), c_div=c_div, spread_data=spread_data, **arr)
 
 
-def log_odds_slope(P_values, log_odds, err=None) -> tuple[float, float]:
+def log_odds_slope(P_values: npt.ArrayLike, log_odds: npt.ArrayLike, err: npt.ArrayLike | None = None
+                   ) -> tuple[float, float]:
     """The slope of the log-odds against ``ln P`` (the sharpness of the jump) and its error.
 
     Parameters
@@ -243,7 +252,7 @@ def _edges(edges) -> np.ndarray:
     return edges
 
 
-def bin_barrier(mass, edges, c_div: float) -> tuple[float, float]:
+def bin_barrier(mass: npt.ArrayLike, edges: npt.ArrayLike, c_div: float) -> tuple[float, float]:
     """The barrier of ``Omega = -ln(mass / width)`` in bins of ``c``, above either side's lowest bin.
 
     The barrier is ``Omega`` of the bin holding ``c_div``; the sides are the bins entirely below
@@ -269,7 +278,8 @@ def bin_barrier(mass, edges, c_div: float) -> tuple[float, float]:
         return float(omega[k] - omega[:k].min()), float(omega[k] - omega[k + 1:].min())
 
 
-def sampled_bin_barrier(c, edges, c_div: float) -> tuple[tuple[float, float], tuple[float, float]]:
+def sampled_bin_barrier(c: npt.ArrayLike, edges: npt.ArrayLike, c_div: float
+                        ) -> tuple[tuple[float, float], tuple[float, float]]:
     """:func:`bin_barrier` of the histogram of paired chains' draws, with a jackknife error over data sets.
 
     Parameters
@@ -342,7 +352,9 @@ class PluginComparison:
         return frame.assign(L=self.L).set_index("L")
 
 
-def compare_with_plugin(draws, spec: ModelSpec, cumulants, c_div: float, *, at, edges=None) -> PluginComparison:
+def compare_with_plugin(draws: Mapping[float, npt.ArrayLike | tuple], spec: ModelSpec,
+                        cumulants: tuple[RowCumulants, RowCumulants], c_div: float, *, at: float,
+                        edges: npt.ArrayLike | None = None) -> PluginComparison:
     """Basin weights, sharpness, binned barrier and jump of paired chains against the plug-in marginal.
 
     Parameters
@@ -435,7 +447,7 @@ class NearP3:
     draws: dict = field(repr=False)
 
 
-def sample_near_p3(L: int, V: int, n_data: int, n_steps, *, n_warmup: int, thin: int, seed: int,
+def sample_near_p3(L: int, V: int, n_data: int, n_steps: int | tuple[int, int], *, n_warmup: int, thin: int, seed: int,
                    log_odds_step: float = 1.8, n_draws: int = 8192, gap_step: float = 0.8, rel_step: float = 1e-3,
                    cache: bool = False) -> NearP3:
     """Sample the posterior at and on either side of the plug-in ``P3`` of one ``L``, from two starts.

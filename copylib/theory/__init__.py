@@ -11,3 +11,5 @@
   (the plug-in posterior integrated numerically, without a saddle point); ``softmax_marginal`` gathers
   ``softmax_cumulants``, ``softmax_marginal_density``, ``softmax_marginal_branches`` and ``softmax_marginal_scan``.
 """
+
+from __future__ import annotations
