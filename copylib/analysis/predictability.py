@@ -17,15 +17,17 @@ variance of the softmax copy weight under its plug-in marginal);
 What the forecasting chapter computes from them: :func:`window_forecasts` (both
 forecasters on windows of observations below a threshold),
 :func:`finite_size_forecast` (the jump of the softmax plug-in marginal at another
-length and the susceptibility forecast of it) and :func:`sampled_copy_observable`
-(sampled observables against the theory curve, as z-scores).
+length and the susceptibility forecast of it), :func:`sampled_copy_observable`
+(sampled observables against the theory curve, as z-scores) and :func:`sampled_variance`
+(the sampled posterior variance against the theory curve's, and the susceptibility
+forecast run on it, with jackknife errors over chains).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,7 +48,8 @@ from .softmax import basin_mean
 
 __all__ = ["Forecast", "power_law_forecast", "susceptibility_forecast", "linear_copy_observables",
            "softmax_copy_observables", "copy_share_of_chains", "WindowForecasts", "window_forecasts",
-           "FiniteSizeForecast", "finite_size_forecast", "SampledObservable", "sampled_copy_observable"]
+           "FiniteSizeForecast", "finite_size_forecast", "SampledObservable", "sampled_copy_observable",
+           "SampledVariance", "sampled_variance"]
 
 
 @dataclass(frozen=True)
@@ -369,3 +372,110 @@ def sampled_copy_observable(observable: str, samples: Mapping[str, np.ndarray], 
         rows.append((P, sampled, se_, th, (sampled - th) / se_))
     P, sampled, se, th, z = (tuple(col) for col in zip(*rows)) if rows else ((),) * 5
     return SampledObservable(P=P, sampled=sampled, se=se, theory=th, z=z)
+
+
+@dataclass(frozen=True)
+class SampledVariance:
+    """:func:`sampled_variance` result, one entry per sample size.
+
+    P : the sample sizes; sampled : the variance of all draws of the chains at ``P``
+    pooled; se : its leave-one-chain-out jackknife standard error; theory : the
+    theory curve's variance; z : ``(sampled - theory) / se``; ratio : ``sampled / theory``;
+    between : the variance of the chain means over ``sampled`` (an upper bound on the
+    share that the spread of the data sets' posterior means adds to the pooled
+    variance: it also holds the Monte Carlo error of each chain mean);
+    replicates : array ``(n_chains, n_P)``, the pooled variance with chain ``j`` of
+    every sample size left out.
+    """
+
+    P: tuple[float, ...]
+    sampled: tuple[float, ...]
+    se: tuple[float, ...]
+    theory: tuple[float, ...]
+    z: tuple[float, ...]
+    ratio: tuple[float, ...]
+    between: tuple[float, ...]
+    replicates: np.ndarray = field(repr=False)
+
+    def forecast(self, P_obs: Sequence[float]) -> tuple[float, float]:
+        """:func:`susceptibility_forecast` on the sampled variances at ``P_obs`` (a subset of ``P``), with its error.
+
+        The error is the jackknife over the chain index: chain ``j`` of every sample size is
+        left out together, which is valid because all chains are independent. Returns
+        ``(forecast, se)``; the forecast is ``inf`` when the sampled ``1/Var`` does not
+        fall, and ``se`` is ``inf`` when a replicate's does not.
+        """
+        P_obs = [float(P) for P in P_obs]
+        missing = [P for P in P_obs if P not in self.P]
+        if missing or len(P_obs) < 2:
+            raise ValueError(f"P_obs must be >= 2 of the sampled sizes {self.P}, got {P_obs}")
+        idx = [self.P.index(P) for P in P_obs]
+        value = susceptibility_forecast(P_obs, np.array(self.sampled)[idx])
+        reps = np.array([susceptibility_forecast(P_obs, r[idx]) for r in self.replicates])
+        n = reps.size
+        se = float(np.sqrt((n - 1) / n * np.sum((reps - reps.mean()) ** 2))) if np.all(np.isfinite(reps)) else math.inf
+        return value, se
+
+    def worst_z(self, scale: float = 1.0) -> float:
+        """The largest ``|sampled - scale * theory| / se`` over the sample sizes.
+
+        ``scale = 1`` is the comparison itself; another ``scale`` asks whether the same
+        comparison would reject a curve off by that factor (its power).
+        """
+        scale = check_positive("scale", scale)
+        return float(np.max(np.abs(np.array(self.sampled) - scale * np.array(self.theory)) / np.array(self.se)))
+
+    def lines(self, label: str) -> list[str]:
+        """One printable line per sample size, headed by ``label``."""
+        return [f"{label:8s} P = {P:5.0f}: sampled Var {s:.3e} ± {e:.1e}, theory {t:.3e}, ratio {r:.2f},"
+                f" z = {z:+.1f}; chain means {b:.0%} of it"
+                for P, s, e, t, r, z, b in zip(self.P, self.sampled, self.se, self.theory, self.ratio, self.z,
+                                               self.between)]
+
+
+def sampled_variance(x: npt.ArrayLike, P_values: Sequence[float], n_chains: int,
+                     theory: Callable[[float], Sequence[float]]) -> SampledVariance:
+    """The posterior variance of an observable in sampled chains at each sample size, against the theory curve.
+
+    Parameters
+    ----------
+    x : array ``(n_chains * len(P_values), n_draws)``, ``n_draws >= 2``, finite
+        The observable in each draw (the copy weight ``c``, or the copy amplitude
+        ``q sign m``), ``n_chains`` consecutive chains per sample size, each chain
+        on its own data set.
+    P_values : sequence of float
+        The sample sizes, in the order of the chains.
+    n_chains : int >= 2
+        Chains per sample size.
+    theory : callable ``P -> (y, var, ...)``
+        The theory curve (its second entry, the variance, is compared).
+
+    Returns
+    -------
+    SampledVariance
+        At each ``P`` the variance of all draws pooled over its chains (the posterior
+        variance averaged over data sets, plus the spread of the data sets' posterior
+        means), with the leave-one-chain-out jackknife error.
+    """
+    n_chains = check_int("n_chains", n_chains, 2)
+    if not callable(theory):
+        raise TypeError(f"theory must be callable P -> (y, var, ...), got {type(theory).__name__}")
+    P_values = [float(P) for P in P_values]
+    x = as_real_array("x", x)
+    if x.ndim != 2 or x.shape[0] != n_chains * len(P_values) or x.shape[1] < 2 or not P_values:
+        raise ValueError(f"x must have shape (n_chains * len(P_values), n_draws >= 2) = ({n_chains * len(P_values)},"
+                         f" n_draws), got {x.shape}")
+    check_finite("x", x)
+    groups = x.reshape(len(P_values), n_chains, -1)
+    pooled = groups.reshape(len(P_values), -1).var(axis=1)
+    if np.any(pooled <= 0):
+        raise ValueError("x must vary within the chains of each sample size (a variance of zero has no ratio)")
+    keep = ~np.eye(n_chains, dtype=bool)
+    reps = np.array([groups[:, keep[j]].reshape(len(P_values), -1).var(axis=1) for j in range(n_chains)])
+    se = np.sqrt((n_chains - 1) / n_chains * np.sum((reps - reps.mean(axis=0)) ** 2, axis=0))
+    th = np.array([float(theory(P)[1]) for P in P_values])
+    between = groups.mean(axis=2).var(axis=1) / pooled
+    return SampledVariance(P=tuple(P_values), sampled=tuple(map(float, pooled)), se=tuple(map(float, se)),
+                           theory=tuple(map(float, th)), z=tuple(map(float, (pooled - th) / se)),
+                           ratio=tuple(map(float, pooled / th)), between=tuple(map(float, between)),
+                           replicates=reps)

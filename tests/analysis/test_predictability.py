@@ -101,3 +101,74 @@ def test_sampled_copy_observable_matches_the_estimators():
         pr.sampled_copy_observable("other", {"c": c}, [100], n_chains, L, lambda P: (0.1,))
     with pytest.raises(ValueError, match="samples"):
         pr.sampled_copy_observable("copy_weight", {"c": c}, [100, 200, 300], n_chains, L, lambda P: (0.1,))
+
+
+def _standardised(rng, shape, var):
+    """Draws with exactly mean 0 and variance ``var`` over the whole array."""
+    z = rng.normal(size=shape)
+    return np.sqrt(var) * (z - z.mean()) / z.std()
+
+
+def test_sampled_variance_pools_the_chains_and_jackknifes_them():
+    rng = np.random.default_rng(5)
+    n_chains, P = 5, [100, 200]
+    x = np.concatenate([_standardised(rng, (n_chains, 400), v) for v in (2.0, 3.0)])
+    s = pr.sampled_variance(x, P, n_chains, lambda P: (0.0, P / 100))
+    assert s.sampled == pytest.approx((2.0, 3.0), rel=1e-12) and s.theory == (1.0, 2.0)
+    assert s.ratio == pytest.approx((2.0, 1.5), rel=1e-12)
+    # the replicates leave chain j of every size out; the error is the jackknife over them
+    assert s.replicates[2, 1] == pytest.approx(np.delete(x[n_chains:], 2, axis=0).var(), rel=1e-12)
+    r = s.replicates[:, 0]
+    assert s.se[0] == pytest.approx(np.sqrt((n_chains - 1) / n_chains * np.sum((r - r.mean()) ** 2)), rel=1e-12)
+    assert s.z[0] == pytest.approx((2.0 - 1.0) / s.se[0], rel=1e-12) and s.worst_z() == max(abs(z) for z in s.z)
+    assert s.worst_z(2.0) == pytest.approx(max(abs(2.0 - 2.0) / s.se[0], abs(3.0 - 4.0) / s.se[1]), rel=1e-12)
+    assert s.lines("softmax")[1].startswith("softmax  P =   200: sampled Var 3.000e+00")
+
+
+def test_sampled_variance_error_covers_the_sampling_spread():
+    # independent chains of known variance: the jackknife error is the spread of the estimate over repeats
+    rng = np.random.default_rng(8)
+    est, se = [], []
+    for _ in range(200):
+        s = pr.sampled_variance(rng.normal(0.0, 1.0, size=(8, 30)), [50], 8, lambda P: (0.0, 1.0))
+        est.append(s.sampled[0])
+        se.append(s.se[0])
+    assert np.mean(se) == pytest.approx(np.std(est), rel=0.2)  # 200 repeats: the spread is known to ~5 %
+    assert abs(np.mean(est) - 1.0) < 4 * np.std(est) / np.sqrt(200)
+
+
+def test_sampled_variance_between_sees_the_data_set_spread():
+    rng = np.random.default_rng(6)
+    same = pr.sampled_variance(rng.normal(size=(6, 200)), [100], 6, lambda P: (0.0, 1.0))
+    shifted = pr.sampled_variance(rng.normal(size=(6, 200)) + 3.0 * np.arange(6)[:, None], [100], 6,
+                                  lambda P: (0.0, 1.0))
+    assert same.between[0] < 0.05 < 0.9 < shifted.between[0]
+
+
+def test_sampled_variance_forecast_of_a_divergence():
+    rng = np.random.default_rng(7)
+    n_chains, P = 6, [300.0, 400.0, 500.0]
+    x = np.concatenate([_standardised(rng, (n_chains, 300), 2.0 / (650.0 - p)) for p in P])
+    s = pr.sampled_variance(x, P, n_chains, lambda P: (0.0, 2.0 / (650.0 - P)))
+    value, err = s.forecast(P)
+    assert value == pytest.approx(650.0, rel=1e-9)  # the pooled variances are exact: the forecaster is exact
+    reps = [susceptibility_forecast(P, r) for r in s.replicates]
+    assert err == pytest.approx(np.sqrt((n_chains - 1) / n_chains * np.sum((reps - np.mean(reps)) ** 2)), rel=1e-12)
+    assert 0 < err < 0.2 * 650.0
+    assert s.forecast([300, 500])[0] == susceptibility_forecast([300.0, 500.0], [s.sampled[0], s.sampled[2]])
+    with pytest.raises(ValueError, match="P_obs"):
+        s.forecast([300.0, 450.0])
+    with pytest.raises(ValueError, match="scale"):
+        s.worst_z(0.0)
+
+
+def test_sampled_variance_rejects_bad_input():
+    x = np.random.default_rng(0).normal(size=(4, 10))
+    with pytest.raises(ValueError, match="x must have shape"):
+        pr.sampled_variance(x, [100, 200, 300], 2, lambda P: (0.0, 1.0))
+    with pytest.raises(ValueError, match="n_chains"):
+        pr.sampled_variance(x, [100, 200, 300, 400], 1, lambda P: (0.0, 1.0))
+    with pytest.raises(TypeError, match="theory"):
+        pr.sampled_variance(x, [100, 200], 2, 1.0)
+    with pytest.raises(ValueError, match="vary"):
+        pr.sampled_variance(np.ones((4, 10)), [100, 200], 2, lambda P: (0.0, 1.0))

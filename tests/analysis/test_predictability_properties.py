@@ -161,3 +161,35 @@ def test_sampled_copy_observable_invalid(which, data):
                              "L": st.sampled_from([1, -3, 4.0]), "theory": st.sampled_from([None, 0.5])}[which])
     with raises_naming(which):
         pr.sampled_copy_observable(**args)
+
+
+@covers(pr.sampled_variance, pr.SampledVariance)
+@budget(30)
+@given(n_chains=st.integers(2, 6), n_P=st.integers(2, 4), n_draws=st.integers(2, 30), seed=seeds)
+def test_sampled_variance_valid(n_chains, n_P, n_draws, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.0, rng.uniform(0.1, 2.0), size=(n_chains * n_P, n_draws))
+    P = list(range(100, 100 + n_P))
+    s = pr.sampled_variance(x, P, n_chains, lambda P: (0.0, P / 100))
+    assert len(s.z) == len(s.ratio) == len(s.lines("c")) == n_P and s.replicates.shape == (n_chains, n_P)
+    assert all(v > 0 for v in s.sampled) and all(e >= 0 for e in s.se) and all(0 <= b <= 1 for b in s.between)
+    np.testing.assert_allclose(np.array(s.ratio) * s.theory, s.sampled, rtol=1e-12)
+    if all(e > 0 for e in s.se):
+        np.testing.assert_allclose(np.array(s.z) * s.se, np.array(s.sampled) - s.theory, rtol=1e-9, atol=1e-15)
+        assert s.worst_z() == pytest.approx(max(abs(z) for z in s.z), rel=1e-12)
+    value, err = s.forecast(P)
+    assert value == pr.susceptibility_forecast([float(p) for p in P], s.sampled) and err >= 0
+
+
+@covers(pr.sampled_variance)
+@budget(20)
+@given(which=st.sampled_from(["x", "n_chains", "theory", "P_values"]), data=st.data())
+def test_sampled_variance_invalid(which, data):
+    args = dict(x=np.random.default_rng(0).normal(size=(4, 5)), P_values=[100, 200], n_chains=2,
+                theory=lambda P: (0.0, 1.0))
+    args[which] = data.draw({"x": st.sampled_from([np.ones((4, 5)), np.zeros((4,)), np.full((4, 5), np.nan),
+                                                    np.ones((3, 5)), np.ones((4, 1))]),
+                             "n_chains": st.sampled_from([1, 0, 2.5, 4]), "theory": st.sampled_from([None, 0.5]),
+                             "P_values": st.sampled_from([[], [100], [100, 200, 300]])}[which])
+    with raises_naming("x" if which in ("P_values",) or (which == "n_chains" and args["n_chains"] == 4) else which):
+        pr.sampled_variance(**args)
