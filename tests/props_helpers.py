@@ -133,6 +133,14 @@ def specs(kind=None, L=st.integers(2, 6), V=st.integers(2, 4), scales=None, cycl
     )
 
 
+#: seeds for numpy and torch generators
+seeds = st.integers(0, 2**32 - 1)
+
+#: small cyclic softmax models, where the plug-in marginal is computed exactly
+exact_softmax_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
+                            cyclic=st.just(True))
+
+
 def extreme_specs(kind, L=st.sampled_from([2, 3, 512]), V=st.sampled_from([2, 3, 16]), cyclic=st.just(True)):
     """ModelSpec with every variance anywhere in ``[1e-8, 1e8]`` (ends included)."""
     return specs(kind, L=L, V=V, scales=log_uniform(SCALE_LO, SCALE_HI), cyclic=cyclic)

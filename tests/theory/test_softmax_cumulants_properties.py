@@ -16,23 +16,17 @@ from props_helpers import (
     assert_finite,
     budget,
     covers,
+    exact_softmax_specs,
     extreme_specs,
-    log_uniform,
     raises_naming,
+    seeds,
     small_row_cumulants,
-    specs,
 )
-
-seeds = st.integers(0, 2**32 - 1)
-
-
-exact_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
-                    cyclic=st.just(True))
 
 
 @covers(sc.row_cumulants, sc.RowCumulants)
 @budget(15)
-@given(spec=exact_specs, seed=seeds, n_pow=st.integers(4, 6))
+@given(spec=exact_softmax_specs, seed=seeds, n_pow=st.integers(4, 6))
 def test_row_cumulants_valid(spec, seed, n_pow):
     cum = small_row_cumulants(spec, seed, n_draws=2**n_pow)
     assert isinstance(cum, sc.RowCumulants) and cum.L == spec.L and cum.n_draws == 2**n_pow

@@ -15,18 +15,12 @@ from copylib.theory import softmax_marginal_density as smd
 from props_helpers import (
     budget,
     covers,
-    log_uniform,
+    exact_softmax_specs,
     raises_naming,
     reachable_copy_weights,
+    seeds,
     small_row_cumulants,
-    specs,
 )
-
-seeds = st.integers(0, 2**32 - 1)
-
-
-exact_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
-                    cyclic=st.just(True))
 
 
 @covers(smb.marginal_branches, smb.MarginalBranches, smd.CopyWeightMarginal)
@@ -53,7 +47,7 @@ def test_marginal_branches_of_double_wells(tilt, barrier, c1, gap):
 
 @covers(smb.marginal_transition, smb.MarginalTransition)
 @budget(8)
-@given(spec=exact_specs, seed=seeds)
+@given(spec=exact_softmax_specs, seed=seeds)
 def test_exact_transition_valid_or_documented_error(spec, seed):
     cum = small_row_cumulants(spec, seed)
     try:
@@ -80,7 +74,7 @@ def test_log_odds_branches_of_double_wells(tilt, barrier, c1, gap):
 
 @covers(smb.half_mass_P)
 @budget(4)
-@given(spec=exact_specs, seed=seeds, threshold=st.floats(0.05, 0.6))
+@given(spec=exact_softmax_specs, seed=seeds, threshold=st.floats(0.05, 0.6))
 def test_half_mass_P_splits_the_mass_or_names_the_range(spec, seed, threshold):
     cum = small_row_cumulants(spec, seed)
     try:

@@ -16,22 +16,17 @@ from props_helpers import (
     assert_finite,
     budget,
     covers,
+    exact_softmax_specs,
     log_uniform,
     reachable_copy_weights,
+    seeds,
     small_row_cumulants,
-    specs,
 )
-
-seeds = st.integers(0, 2**32 - 1)
-
-
-exact_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
-                    cyclic=st.just(True))
 
 
 @covers(smd.copy_weight_marginal, smd.CopyWeightMarginal, smb.marginal_branches, smb.MarginalBranches)
 @budget(15)
-@given(spec=exact_specs, seed=seeds, P=st.one_of(st.none(), log_uniform(1e-2, 1e4)), correction=st.booleans())
+@given(spec=exact_softmax_specs, seed=seeds, P=st.one_of(st.none(), log_uniform(1e-2, 1e4)), correction=st.booleans())
 def test_copy_weight_marginal_valid(spec, seed, P, correction):
     cum = small_row_cumulants(spec, seed)
     c = reachable_copy_weights(cum)

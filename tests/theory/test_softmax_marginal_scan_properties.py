@@ -16,22 +16,17 @@ from copylib.theory import softmax_marginal_scan as sms
 from props_helpers import (
     budget,
     covers,
+    exact_softmax_specs,
     log_uniform,
     reachable_copy_weights,
+    seeds,
     small_row_cumulants,
-    specs,
 )
-
-seeds = st.integers(0, 2**32 - 1)
-
-
-exact_specs = specs("softmax", L=st.integers(3, 8), V=st.integers(2, 5), scales=log_uniform(0.5, 2.0),
-                    cyclic=st.just(True))
 
 
 @covers(sms.marginal_scan, sms.MarginalScan)
 @budget(20)
-@given(spec=exact_specs, seed=seeds, Ps=st.lists(log_uniform(1e-2, 1e4), min_size=1, max_size=5),
+@given(spec=exact_softmax_specs, seed=seeds, Ps=st.lists(log_uniform(1e-2, 1e4), min_size=1, max_size=5),
        split=st.booleans())
 def test_marginal_scan_valid(spec, seed, Ps, split):
     cum = small_row_cumulants(spec, seed)
@@ -55,7 +50,7 @@ def test_marginal_scan_valid(spec, seed, Ps, split):
 
 @covers(sms.finite_size_row, sms.FiniteSizeRow)
 @budget(8)
-@given(spec=exact_specs, seed=seeds)
+@given(spec=exact_softmax_specs, seed=seeds)
 def test_finite_size_row_valid_or_documented_error(spec, seed):
     cum = small_row_cumulants(spec, seed)
     try:
