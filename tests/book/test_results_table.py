@@ -24,9 +24,11 @@ The parsing of the built table is tested on small hand-written pages first.
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
+import jupytext
 import pytest
 from bs4 import BeautifulSoup  # installed with jupyter-book (pydata-sphinx-theme needs it)
 
@@ -144,7 +146,52 @@ def glued_keys(source: Path) -> list[re.Pattern]:
              for f, _, k in keys if not (f and k.startswith("{"))]
     if re.search(r"\bglue\(\s*[A-Za-z_]\w*\s*,", text):
         found += [re.compile(re.escape(k)) for _, k in re.findall(r"""\(\s*(["'])(\w+)\1\s*,""", text)]
-    return found
+    return found + [re.compile(k) for k in _glue_values_keys(source)]
+
+
+def _key_pattern(node: ast.expr) -> str | None:
+    """A string constant as itself, an f-string with its fields as ``.+``, ``"prefix" + name`` as
+    ``prefix.+``; ``None`` for anything else and for a key that starts with a variable part (it would
+    match nearly any key)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return re.escape(node.value)
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        return "".join(re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # "prefix_" + name
+        left = _key_pattern(node.left)
+        return None if left is None else left + (_key_pattern(node.right) or ".+")
+    return None
+
+
+def _glue_values_keys(source: Path) -> list[str]:
+    """Key patterns of the ``glue_values`` and ``glue_fields`` calls in a chapter's code cells.
+
+    ``glue_values(key=value)`` glues ``key``; ``glue_values(**{"key": v})`` and
+    ``glue_values(**{f"key_{x}": v for x in ...})`` glue the dict's keys (f-string fields
+    as ``.+``); ``glue_fields("prefix_", result)`` glues ``prefix_`` and a field name.
+    """
+    patterns = []
+    for cell in jupytext.read(source).cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # IPython magics
+            continue
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+            if name == "glue_values":
+                for kw in call.keywords:
+                    if kw.arg is not None:
+                        patterns.append(re.escape(kw.arg))
+                    elif isinstance(kw.value, ast.Dict):
+                        patterns += [p for p in map(_key_pattern, (k for k in kw.value.keys if k)) if p]
+                    elif isinstance(kw.value, ast.DictComp):
+                        patterns += [p for p in [_key_pattern(kw.value.key)] if p]
+            elif name == "glue_fields" and call.args:
+                prefix = _key_pattern(call.args[0])
+                patterns += [prefix + r"\w+"] if prefix else []
+    return patterns
 
 
 def test_results_page_pastes_from_the_chapters():
@@ -236,3 +283,27 @@ def test_table_links_land_on_sections():
 def test_built_table_links_carry_anchors(built_site):
     anchored, total = built_links((built_site / "book" / "results.html").read_text(encoding="utf-8"))
     assert total >= 20 and anchored >= ANCHORED_SHARE * total, f"{anchored} of {total} links carry an anchor"
+
+
+def test_glued_keys_reads_glue_values_and_glue_fields(tmp_path):
+    page = tmp_path / "chapter.md"
+    page.write_text("""---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+```{code-cell} ipython3
+cl.glue_values(a_one=1, **{"b_two": 2, f"c_{n}_x": 3}, **{f"d_{v}": 4 for v in vs})
+cl.glue_values(**{"e_" + k: x for k, x in d.items()}, **{f"{p}_free": 5 for p in ps})
+cl.glue_fields("f_", result)
+```
+""", encoding="utf-8")
+    patterns = glued_keys(page)
+
+    def glued(key):
+        return any(p.fullmatch(key) for p in patterns)
+
+    assert all(map(glued, ("a_one", "b_two", "c_7_x", "d_map", "e_L_jump", "f_barrier")))
+    # keys not glued, and keys that start with a variable part (they would match anything)
+    assert not any(map(glued, ("a_two", "b_one", "c_7_y", "x_free", "g_other")))
