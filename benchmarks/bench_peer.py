@@ -27,7 +27,9 @@ standard errors).
 Needs ``benchmarks/requirements.txt`` (jax, jaxlib, numpyro), not the book's requirements.
 Run from the repository root::
 
-    python benchmarks/bench_peer.py [--chains 8] [--warmup 500] [--draws 1000] [--n-leapfrog 8]
+    python benchmarks/bench_peer.py [--chains 8] [--warmup 500] [--draws 1000] [--n-leapfrog 8] [--gap-step 0.8]
+
+``--n-leapfrog 1 --gap-step 0.8`` is the sampler the softmax chapter runs near P3 (MALA with the gap move).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import torch  # noqa: E402
 from numpyro.infer import MCMC, NUTS  # noqa: E402
 
 from copylib import ModelSpec, cooccurrence, copy_task  # noqa: E402
+from copylib.analysis.softmax import planted_logits  # noqa: E402
 from copylib.inference.diagnostics import effective_sample_size, mcse_mean  # noqa: E402
 from copylib.inference.posterior_sampling import sample_collapsed_posterior  # noqa: E402
 from copylib.model.statistics import sample_size, target_energy  # noqa: E402
@@ -119,9 +122,11 @@ def run_book(C, spec, args, seed):
     """The book's sampler: ``(c draws (R, n), seconds, CPU seconds, mean acceptance)``."""
     gen = torch.Generator().manual_seed(seed)
     t0, c0 = time.perf_counter(), time.process_time()
+    # the gap move of the softmax chapter: after each proposal, the logits shift along T - J/L (exact, Metropolis-tested)
+    gap = {} if args.gap_step is None else dict(direction={"g": planted_logits(1.0, spec.L)}, direction_step=args.gap_step)
     res = sample_collapsed_posterior(C, spec, args.chains, args.draws, gen, n_warmup=args.warmup, init="zeros",
                                      record="copy_weight", n_leapfrog=args.n_leapfrog,
-                                     target_accept=args.target_accept, step_size=args.step_size)
+                                     target_accept=args.target_accept, step_size=args.step_size, **gap)
     return res.samples["c"], time.perf_counter() - t0, time.process_time() - c0, float(res.accept_rate.mean())
 
 
@@ -170,6 +175,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=500, help="warmup iterations per chain, both samplers")
     parser.add_argument("--draws", type=int, default=1000, help="kept draws per chain, both samplers")
     parser.add_argument("--n-leapfrog", type=int, default=8, help="book: leapfrog steps per proposal (1 = MALA)")
+    parser.add_argument("--gap-step", type=float, default=None,
+                        help="book: add the softmax chapter's gap move with this step (the chapters use MALA + 0.8)")
     parser.add_argument("--target-accept", type=float, default=0.8, help="book: warmup acceptance target")
     parser.add_argument("--step-size", type=float, default=0.05, help="book: initial step h")
     parser.add_argument("--chain-method", default="vectorized", choices=("vectorized", "sequential"),
@@ -179,7 +186,8 @@ def main():
     torch.set_num_threads(1)
 
     points = parse_points(args.points, 11)
-    print(f"book: {'MALA' if args.n_leapfrog == 1 else f'HMC, {args.n_leapfrog} leapfrog steps'}, target acceptance "
+    gap = "" if args.gap_step is None else f" with the gap move (step {args.gap_step})"
+    print(f"book: {'MALA' if args.n_leapfrog == 1 else f'HMC, {args.n_leapfrog} leapfrog steps'}{gap}, target acceptance "
           f"{args.target_accept}; NumPyro NUTS ({args.chain_method} chains); {args.chains} chains from g = 0, "
           f"{args.warmup} warmup + {args.draws} draws each; torch threads {torch.get_num_threads()}, "
           f"XLA_FLAGS={os.environ['XLA_FLAGS']!r}")
