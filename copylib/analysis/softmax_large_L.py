@@ -20,7 +20,8 @@ there:
 * :func:`compare_with_plugin` -- all of these against the plug-in marginal at the same sizes, with
   z-scores that combine the sampling error with the plug-in's numerical error (two Sobol sets);
 * :func:`sample_near_p3` -- the whole measurement at one ``L``: the plug-in ``P3`` and barrier, paired
-  chains at ``P3`` and one size on each side, their convergence and the comparison.
+  chains at ``P3`` and one size on each side, their convergence and the comparison;
+* :func:`plugin_jump` -- the plug-in marginal's jump of the copy weight between its basins at ``P3``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from .softmax import basin_mean, sample_two_starts
 from .softmax_evidence import ChainConvergence, chain_convergence
 
 __all__ = ["BasinWeights", "NearP3", "PluginComparison", "basin_weights", "bin_barrier", "compare_with_plugin",
-           "log_odds_slope", "sample_near_p3", "sampled_bin_barrier"]
+           "log_odds_slope", "plugin_jump", "sample_near_p3", "sampled_bin_barrier"]
 
 
 def _c_div(c_div) -> float:
@@ -490,3 +491,19 @@ def sample_near_p3(L: int, V: int, n_data: int, n_steps: int | tuple[int, int], 
     conv = chain_convergence(draws, row.barrier, {Ps[0]: side, Ps[1]: centre, Ps[2]: side}, [Ps[1]])
     return NearP3(L=L, plugin=row, P=Ps, comparison=comparison, convergence=conv,
                   accept=(float(acc.min()), float(acc.max())), draws=draws)
+
+
+def plugin_jump(row: FiniteSizeRow, spec: ModelSpec, cumulants: RowCumulants) -> float:
+    """The jump of the copy weight at the plug-in ``P3``: the copy basin's mean minus the pooling basin's.
+
+    The marginal of ``c`` at ``row.P3`` (:func:`~copylib.theory.softmax_marginal.copy_weight_marginal`
+    with ``spec`` and ``cumulants``, as :func:`~copylib.theory.softmax_marginal.finite_size_cumulants`
+    returns them) is split at the barrier ``row.barrier``; ``row`` must have a first-order point.
+    """
+    if not isinstance(row, FiniteSizeRow):
+        raise TypeError(f"row must be a FiniteSizeRow, got {type(row).__name__}")
+    if not (math.isfinite(row.P3) and 0 < row.barrier < 1):
+        raise ValueError(f"row must have a first-order point (finite P3, barrier in (0, 1)), got P3 = {row.P3}, "
+                         f"barrier = {row.barrier}")
+    marginal = copy_weight_marginal(float(row.P3), spec, cumulants)
+    return float(marginal.mean("c", row.barrier, 1.0) - marginal.mean("c", 0.0, row.barrier))

@@ -9,10 +9,13 @@ functions compute them in one place, each a small frozen result the chapter glue
   the ratio to a saddle-point version's ``P3`` and two-point slopes of ``ln P3`` in ``ln L``;
 * :func:`z_table_numbers` -- the size and worst z-score of the table, the false-alarm chances
   of the test ``|z| < limit`` (Student-t, normal, and simulated for the correlated table),
-  the calibration range of the mean of ``z^2`` and the error-bar factors it can detect.
+  the calibration range of the mean of ``z^2`` and the error-bar factors it can detect;
+* :func:`large_L_numbers` -- the paired chains near ``P3`` at a larger ``L`` against those at a
+  reference ``L``: the plug-in jump, the chains' length, mixing and crossings, the data-set spread
+  of the basins' log-odds with its upper bound, and the sampled barrier, sharpness and jump at both.
 
-The results they read are made by :mod:`copylib.analysis.softmax_evidence` and
-:mod:`copylib.analysis.softmax`.
+The results they read are made by :mod:`copylib.analysis.softmax_evidence`,
+:mod:`copylib.analysis.softmax` and :mod:`copylib.analysis.softmax_large_L`.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from ..inference.diagnostics import StudentizedZNull, z_calibration
 from ..theory.softmax_marginal import FiniteSizeRow
 from .softmax import DoubleMinimum
 from .softmax_evidence import BranchComparison, FiniteSizeSummary
+from .softmax_large_L import NearP3, PluginComparison
 
-__all__ = ["FiniteSizeNumbers", "ZTableNumbers", "finite_size_numbers", "z_table_numbers"]
+__all__ = ["FiniteSizeNumbers", "LargeLNumbers", "ZTableNumbers", "finite_size_numbers", "large_L_numbers",
+           "z_table_numbers"]
 
 
 @dataclass(frozen=True)
@@ -259,3 +264,105 @@ def z_table_numbers(comparison: BranchComparison, null: StudentizedZNull, n_sets
         n_sim=int(null.mean_z2.size), mean_z2=float(cal.mean_z2), lo=float(cal.lo), hi=float(cal.hi),
         null_mean=typical, naive_lo=float(naive.lo), naive_hi=float(naive.hi),
         fac_lo=float(np.sqrt(typical / cal.lo)), fac_hi=float(np.sqrt(cal.hi / typical)))
+
+
+@dataclass(frozen=True)
+class LargeLNumbers:
+    """The numbers a chapter quotes about paired chains near ``P3`` at a larger ``L``: see :func:`large_L_numbers`.
+
+    Attributes
+    ----------
+    values : read-only mapping ``name -> number``
+        Names as listed in :func:`large_L_numbers` (a chapter glues them under a prefix); counts are ints.
+    """
+
+    values: Mapping
+
+    def __getitem__(self, name: str):
+        return self.values[name]
+
+
+_SAMPLED = (("jump", "jump of c", "sampled"), ("jump_se", "jump of c", "s.e."), ("slope", "log-odds slope", "sampled"),
+            ("slope_se", "log-odds slope", "s.e."), ("bar", "barrier from pooling", "sampled"),
+            ("bar_se", "barrier from pooling", "s.e."))
+
+
+def large_L_numbers(near: NearP3, reference: PluginComparison, *, reference_sharpness: float,
+                    plugin_jumps: Mapping[int, float], n_steps: tuple[int, int], level: float = 0.95
+                    ) -> LargeLNumbers:
+    """Collect the numbers read off paired chains near the plug-in ``P3`` of one ``L`` and a reference ``L``.
+
+    With ``near`` sampled at ``L`` (sizes ``near.P = (below, P3, above)``) and ``reference`` the same
+    comparison at a smaller ``L_ref``:
+
+    * ``P3``, ``bar_pool``, ``bar_copy``, ``sharp`` -- the plug-in jump at ``L`` (``near.plugin``), and
+      ``window``, its coexistence window over ``P3`` in %; ``sharp_<L_ref>`` -- ``reference_sharpness``;
+    * ``n_data`` -- data sets per size; ``P_lo``, ``P_hi`` -- the side sizes; ``steps_side``,
+      ``steps_mid`` -- ``n_steps`` (side, centre);
+    * ``ess_chain`` -- the fewest effective draws of ``c`` per chain at ``P3``, ``rhat_expected`` --
+      ``1 + 1 / ess_chain``, the R-hat of perfectly mixed chains that short; ``cross_min`` -- the fewest
+      crossings of ``c*`` by one chain at ``P3``;
+    * ``spread_total``, ``spread_sampling``, ``spread_data`` -- the data-set spread of the basins'
+      log-odds at ``P3`` and its parts (:class:`~copylib.analysis.softmax_large_L.BasinWeights`);
+      ``spread_hi`` -- the one-sided ``level`` upper bound of the total spread (chi-square with
+      ``n_data - 1`` degrees of freedom), ``spread_P`` -- that bound over the sharpness, in % of ``P3``;
+    * for ``n`` in ``(L_ref, L)``: ``jump_n``, ``slope_n``, ``bar_n`` -- the sampled jump of ``c``, log-odds
+      slope and binned barrier from pooling, and ``jump_se_n``, ``slope_se_n``, ``bar_se_n`` their errors;
+    * ``jump_plug_min``, ``jump_plug_max`` -- ``plugin_jumps`` (``L -> jump of c at P3``,
+      :func:`~copylib.analysis.softmax_large_L.plugin_jump`) at its smallest and largest ``L``, which
+      are ``jump_L_min`` and ``jump_L_max``.
+
+    Parameters
+    ----------
+    near : NearP3
+        :func:`~copylib.analysis.softmax_large_L.sample_near_p3`.
+    reference : PluginComparison
+        :func:`~copylib.analysis.softmax_large_L.compare_with_plugin` at a different ``L``.
+    reference_sharpness : float > 0
+        The plug-in sharpness at the reference ``L``.
+    plugin_jumps : non-empty mapping ``L -> float``
+    n_steps : pair of int >= 1
+        The steps per chain ``(side, centre)`` of ``near``.
+    level : float in ``(0, 1)``
+
+    Returns
+    -------
+    LargeLNumbers
+    """
+    if not isinstance(near, NearP3):
+        raise TypeError(f"near must be a NearP3, got {type(near).__name__}")
+    if not isinstance(reference, PluginComparison):
+        raise TypeError(f"reference must be a PluginComparison, got {type(reference).__name__}")
+    if reference.L == near.L:
+        raise ValueError(f"reference must be at another L than near (both L = {near.L})")
+    reference_sharpness = check_positive("reference_sharpness", reference_sharpness)
+    if not hasattr(plugin_jumps, "items") or len(plugin_jumps) == 0:
+        raise TypeError("plugin_jumps must be a non-empty mapping L -> jump of c")
+    jumps = {check_int("plugin_jumps", n, 3): float(x) for n, x in plugin_jumps.items()}
+    steps = tuple(n_steps) if hasattr(n_steps, "__iter__") else ()
+    if len(steps) != 2:
+        raise ValueError(f"n_steps must be a pair (side, centre) of step counts, got {n_steps!r}")
+    side, centre = (check_int("n_steps", n, 1) for n in steps)
+    level = check_positive("level", level)
+    if level >= 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    row, conv, weights = near.plugin, near.convergence, near.comparison.weights
+    k = 1  # near.P = (below, P3, above)
+    n_data = int(weights.data_log_odds.shape[1])
+    spread_hi = float(weights.spread_total[k] * math.sqrt((n_data - 1) / stats.chi2.ppf(1 - level, n_data - 1)))
+    out = dict(P3=float(row.P3), bar_pool=float(row.barrier_height[0]), bar_copy=float(row.barrier_height[1]),
+               sharp=float(row.sharpness), window=float(100 * row.window),
+               **{f"sharp_{reference.L}": reference_sharpness}, n_data=n_data, P_lo=int(near.P[0]),
+               P_hi=int(near.P[2]), steps_side=side, steps_mid=centre, ess_chain=float(conv.ess_chain_mid),
+               rhat_expected=float(1 + 1 / conv.ess_chain_mid),
+               cross_min=int(np.min(conv.crossings[near.P[k]])), spread_total=float(weights.spread_total[k]),
+               spread_sampling=float(weights.spread_sampling[k]), spread_data=float(weights.spread_data[k]),
+               spread_hi=spread_hi, spread_P=float(100 * spread_hi / row.sharpness))
+    out.update({f"{key}_{cmp.L}": cmp.value(quantity, column) for cmp in (reference, near.comparison)
+                for key, quantity, column in _SAMPLED})
+    lo, hi = min(jumps), max(jumps)
+    out.update(jump_plug_min=jumps[lo], jump_plug_max=jumps[hi], jump_L_min=lo, jump_L_max=hi)
+    for key, x in out.items():
+        if not math.isfinite(x):
+            raise ValueError(f"near, reference and plugin_jumps must give finite numbers; {key} is {x}")
+    return LargeLNumbers(values=MappingProxyType(out))

@@ -1,5 +1,6 @@
 """Tests of copylib.analysis.softmax_large_L (basin weights of paired chains, log-odds slope, binned barrier)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -145,3 +146,17 @@ def test_sample_near_p3_samples_three_sizes_around_the_plugin_p3():
     assert set(near.convergence.crossings) == set(near.P)
     with pytest.raises(ValueError, match="no P3 at L = 16"):  # no two basins at L = 16
         sl.sample_near_p3(16, 4, 2, 10, n_warmup=2, thin=1, seed=0, n_draws=256)
+
+
+def test_plugin_jump_is_the_difference_of_the_basin_means_at_p3():
+    spec = cl.ModelSpec(L=48, V=4, kind="softmax")
+    cum = se.row_cumulants(spec, np.random.default_rng(5), n_draws=512, t_step=0.2)
+    row = se.finite_size_row(spec, cum, rel_step=2e-3)
+    m = se.copy_weight_marginal(float(row.P3), spec, cum)
+    jump = sl.plugin_jump(row, spec, cum)
+    assert jump == pytest.approx(m.mean("c", row.barrier, 1.0) - m.mean("c", 0.0, row.barrier), rel=1e-12)
+    assert 0.05 < jump < 0.5  # pooling near 1/L, copying at c ~ 0.2: a jump of a tenth or more
+    with pytest.raises(ValueError, match="row"):
+        sl.plugin_jump(dataclasses.replace(row, P3=math.nan), spec, cum)
+    with pytest.raises(TypeError, match="row"):
+        sl.plugin_jump(row.P3, spec, cum)

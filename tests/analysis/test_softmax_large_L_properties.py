@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -141,3 +142,34 @@ def test_sample_near_p3_names_a_bad_argument(which, data):
                              "L": st.sampled_from([2, 1.5]), "V": st.sampled_from([1, "4"])}[which])
     with raises_naming(which):
         sl.sample_near_p3(**args)
+
+
+@covers(sl.plugin_jump)
+@budget(15)
+@given(P3=st.floats(1.0, 60.0), barrier=st.floats(0.1, 0.4))
+def test_plugin_jump_is_a_positive_difference_of_basin_means(P3, barrier):
+    from copylib.theory.softmax_marginal import FiniteSizeRow
+
+    spec, cum = _tiny_cumulants()
+    row = FiniteSizeRow(L=8, V=4, P_peak=P3, scanned=(P3 / 2, 2 * P3), step=0.1, two_minima=True, max_depth=0.01,
+                        shoulder=-0.1, P_lower=P3 - 1, P_upper=P3 + 1, P3=P3, barrier_height=(1.0, 1.0),
+                        barrier=barrier, slope=-0.5)
+    jump = sl.plugin_jump(row, spec, cum)
+    # the copy basin's mean lies above the split, the pooling basin's below it
+    assert 0 < jump < 1
+
+
+@covers(sl.plugin_jump)
+@budget(10)
+@given(bad=st.sampled_from(["P3", "barrier", "type"]))
+def test_plugin_jump_names_row(bad):
+    from copylib.theory.softmax_marginal import FiniteSizeRow
+
+    spec, cum = _tiny_cumulants()
+    row = FiniteSizeRow(L=8, V=4, P_peak=100.0, scanned=(50.0, 200.0), step=0.1, two_minima=True, max_depth=0.01,
+                        shoulder=-0.1, P_lower=99.0, P_upper=101.0, P3=100.0, barrier_height=(1.0, 1.0), barrier=0.2,
+                        slope=-0.5)
+    bad_row = {"P3": dataclasses.replace(row, P3=math.nan), "barrier": dataclasses.replace(row, barrier=1.5),
+               "type": 100.0}[bad]
+    with raises_naming("row"):
+        sl.plugin_jump(bad_row, spec, cum)

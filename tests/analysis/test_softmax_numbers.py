@@ -95,3 +95,50 @@ def test_z_table_numbers_against_their_formulas():
         sxn.z_table_numbers(bc, null, 3)
     with pytest.raises(TypeError, match="null"):
         sxn.z_table_numbers(bc, cal, 10)
+
+
+def _near_p3(L=48, n_data=6, seed=0):
+    """A NearP3 from synthetic two-basin chains at three sizes (no sampling): pooling c ~ 0.03, copy c ~ 0.2."""
+    from copylib.analysis import softmax_large_L as sl
+
+    rng = np.random.default_rng(seed)
+    Ps = (980, 1000, 1020)
+    draws = {}
+    for P, p in zip(Ps, (0.2, 0.5, 0.8)):
+        copy = rng.random((n_data, 2, 400)) < p
+        c = np.where(copy, 0.2 + 0.01 * rng.standard_normal(copy.shape), 0.03 + 0.005 * rng.standard_normal(copy.shape))
+        draws[P] = (c, c, c)
+    weights = sl.basin_weights(draws, 0.1)
+    rows = tuple((q, 1000.0, x, 0.1 * x, x, 0.0, 0.0) for q, x in (
+        ("log-odds slope", 60.0), ("barrier from pooling", 2.0), ("barrier from copy", 1.5), ("jump of c", 0.17)))
+    cmp = sl.PluginComparison(L=L, at=1000.0, weights=weights, rows=rows)
+    conv = sxe.chain_convergence(draws, 0.1, {P: 100 for P in Ps}, [1000])
+    plugin = _row(L, True, 1000.0, bar=(2.5, 1.8))
+    return sl.NearP3(L=L, plugin=plugin, P=Ps, comparison=cmp, convergence=conv, accept=(0.5, 0.6), draws=draws)
+
+
+def test_large_L_numbers_read_the_chains_and_the_plugin_jumps():
+    from copylib.analysis import softmax_large_L as sl
+
+    near = _near_p3()
+    ref = sl.PluginComparison(L=32, at=590.0, weights=near.comparison.weights,
+                              rows=tuple((q, 590.0, x / 2, 0.05 * x, x, 0.0, 0.0) for q, _, x, *_ in near.comparison.rows))
+    v = sxn.large_L_numbers(near, ref, reference_sharpness=12.0, plugin_jumps={28: 0.05, 96: 0.3, 48: 0.2},
+                            n_steps=(400, 450)).values
+    assert (v["P3"], v["bar_pool"], v["bar_copy"], v["sharp_32"]) == (1000.0, 2.5, 1.8, 12.0)
+    assert v["sharp"] == pytest.approx(500.0) and v["window"] == pytest.approx(0.2)  # slope -0.5, window 2/1000
+    assert (v["n_data"], v["P_lo"], v["P_hi"], v["steps_side"], v["steps_mid"]) == (6, 980, 1020, 400, 450)
+    assert all(isinstance(v[k], int) for k in ("n_data", "P_lo", "P_hi", "cross_min", "jump_L_min", "jump_L_max"))
+    bw, conv = near.comparison.weights, near.convergence
+    assert v["cross_min"] == conv.crossings[1000].min() and v["rhat_expected"] == 1 + 1 / conv.ess_chain_mid
+    assert v["spread_hi"] == pytest.approx(bw.spread_total[1] * math.sqrt(5 / stats.chi2.ppf(0.05, 5)))
+    assert v["spread_hi"] > v["spread_total"] and v["spread_P"] == pytest.approx(100 * v["spread_hi"] / 500.0)
+    assert (v["bar_48"], v["bar_se_48"], v["slope_32"], v["slope_se_32"]) == (2.0, 0.2, 30.0, 3.0)
+    assert v["jump_32"] == pytest.approx(0.085) and v["jump_se_48"] == pytest.approx(0.017)
+    assert (v["jump_L_min"], v["jump_plug_min"], v["jump_L_max"], v["jump_plug_max"]) == (28, 0.05, 96, 0.3)
+    with pytest.raises(ValueError, match="reference"):
+        sxn.large_L_numbers(near, near.comparison, reference_sharpness=1.0, plugin_jumps={28: 0.1}, n_steps=(1, 1))
+    with pytest.raises(ValueError, match="n_steps"):
+        sxn.large_L_numbers(near, ref, reference_sharpness=1.0, plugin_jumps={28: 0.1}, n_steps=(1, 2, 3))
+    with pytest.raises(ValueError, match="finite"):
+        sxn.large_L_numbers(near, ref, reference_sharpness=1.0, plugin_jumps={28: math.nan}, n_steps=(1, 1))

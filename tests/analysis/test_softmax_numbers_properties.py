@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -9,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copylib.analysis import softmax_evidence as sxe
+from copylib.analysis import softmax_large_L as sl
 from copylib.analysis import softmax_numbers as sxn
 from copylib.inference.diagnostics import studentized_z_null
 from copylib.theory.softmax_marginal import FiniteSizeRow
@@ -86,3 +88,43 @@ def test_z_table_numbers_name_a_bad_argument(which):
     args[which] = {"comparison": rows, "null": bc, "n_sets": 3, "limit": -1.0}[which]
     with raises_naming(which):
         sxn.z_table_numbers(**args)
+
+
+@functools.cache
+def _near_and_reference():
+    from test_softmax_numbers import _near_p3
+
+    near = _near_p3()
+    rows = tuple((q, 590.0, x / 2, 0.05 * x, x, 0.0, 0.0) for q, _, x, *_ in near.comparison.rows)
+    return near, sl.PluginComparison(L=32, at=590.0, weights=near.comparison.weights, rows=rows)
+
+
+@covers(sxn.large_L_numbers, sxn.LargeLNumbers)
+@budget(20)
+@given(jumps=st.dictionaries(st.integers(3, 200), st.floats(0, 1), min_size=1, max_size=6),
+       steps=st.tuples(st.integers(1, 10**5), st.integers(1, 10**5)), level=st.floats(0.5, 0.999),
+       sharp=st.floats(0.1, 1e3))
+def test_large_L_numbers_bound_the_spread_and_pick_the_extreme_sizes(jumps, steps, level, sharp):
+    near, ref = _near_and_reference()
+    r = sxn.large_L_numbers(near, ref, reference_sharpness=sharp, plugin_jumps=jumps, n_steps=steps, level=level)
+    v = r.values
+    assert (v["jump_L_min"], v["jump_L_max"]) == (min(jumps), max(jumps)) and r["jump_plug_max"] == jumps[max(jumps)]
+    assert (v["steps_side"], v["steps_mid"]) == steps and v["sharp_32"] == sharp
+    # an upper confidence bound lies above the estimate, and rises with the level
+    assert v["spread_hi"] >= v["spread_total"]
+    higher = sxn.large_L_numbers(near, ref, reference_sharpness=sharp, plugin_jumps=jumps, n_steps=steps,
+                                 level=(1 + level) / 2).values
+    assert higher["spread_hi"] >= v["spread_hi"]
+    assert all(math.isfinite(x) for x in v.values())
+
+
+@covers(sxn.large_L_numbers)
+@budget(10)
+@given(which=st.sampled_from(["near", "reference", "reference_sharpness", "plugin_jumps", "n_steps", "level"]))
+def test_large_L_numbers_name_a_bad_argument(which):
+    near, ref = _near_and_reference()
+    args = dict(near=near, reference=ref, reference_sharpness=10.0, plugin_jumps={28: 0.1}, n_steps=(10, 20))
+    args[which] = {"near": ref, "reference": near, "reference_sharpness": -1.0, "plugin_jumps": {},
+                   "n_steps": 5, "level": 1.5}[which]
+    with raises_naming(which):
+        sxn.large_L_numbers(**args)
