@@ -10,7 +10,9 @@
   copying and the non-copying basins that plain MALA chains do not leave;
 * :func:`sample_induction_states` -- the same ladder run separately inside the copying and the
   non-copying region of ``c^(1)``, whose free energies (MBAR, :mod:`copylib.inference.free_energy`)
-  give the posterior mass of each state at every ``beta`` without any chain crossing between them.
+  give the posterior mass of each state at every ``beta`` without any chain crossing between them;
+* :func:`map_from_states` -- Adam started from the restricted ladders' last posterior draws (and from small
+  random starts) on the same data: does the MAP keep the state it starts in?
 
 What the chapter reads off these runs: onsets, steepness and formation steps in
 :mod:`copylib.analysis.induction_onsets`; mixing of the ladders and the posterior's switch in
@@ -22,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -43,12 +46,18 @@ from ..model.induction import (
     layer1_copy_weight,
     layer2_visible,
     layers_from_attention,
+    previous_occurrence,
     sequence_errors,
 )
 from ..model.network import attention
+from ..model.task import one_hot
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
-           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states"]
+           "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states",
+           "MapFromStates", "map_from_states"]
 
 
 @dataclass
@@ -60,6 +69,7 @@ class InductionSweep:
     accuracy (held-out induction accuracy), test_mse (held-out squared error per masked position),
     objective (``U`` at the end). Curves ``(n_seeds, n_P, n_rec)``: c1_curve, score_curve,
     train_mse_curve. Parameters: g ``(n_seeds, n_P, L, L)``, K, W ``(n_seeds, n_P, V, V)``.
+    kept_start ``(n_seeds, n_P)``: the index of the start (into the sweep's ``init_scale``) whose run was kept.
     """
 
     P: np.ndarray
@@ -75,6 +85,7 @@ class InductionSweep:
     g: np.ndarray
     K: np.ndarray
     W: np.ndarray
+    kept_start: np.ndarray
 
 
 def _check_P_values(P_values) -> np.ndarray:
@@ -120,13 +131,21 @@ def _padded(P):
     return torch.as_tensor(weight)
 
 
-def _sweep(P, spec, datasets, test, generator, n_steps, lr, lr_final, init_scale, n_records):
+def _sweep(P, spec, datasets, test, generator, n_steps, lr, lr_final, init_scale, n_records, init=None,
+           counts=None):
+    """``init``: None (random starts of scale ``init_scale``) or the start ``[g, K, W]``, each ``(S, n_P, ...)``.
+    ``counts``: None (nested data: run ``i`` sees the first ``P[i]`` sequences) or ``(n_P, n)`` the number of times
+    run ``i`` sees each sequence (distinct sequences with their counts: exact, and cheaper)."""
     n_seeds, n_P, L, V = len(datasets), P.size, spec.L, spec.V
     X, Y, mask = _stacked_data(datasets)
-    weight = _padded(P).expand(n_seeds, -1, -1)  # (S, n_P, P_max): run (s, i) sees the first P[i] sequences
+    weight = _padded(P) if counts is None else torch.as_tensor(counts, dtype=torch.float64)
+    weight = weight.expand(n_seeds, -1, -1)  # (S, n_P, n): how often run (s, i) sees each sequence
     n_masked = (mask.sum(-1)[:, None] * weight).sum(-1)  # (S, n_P)
-    params = [init_scale * torch.randn(n_seeds, n_P, *shape, generator=generator, dtype=torch.float64)
-              for shape in ((L, L), (V, V), (V, V))]
+    if init is None:
+        params = [init_scale * torch.randn(n_seeds, n_P, *shape, generator=generator, dtype=torch.float64)
+                  for shape in ((L, L), (V, V), (V, V))]
+    else:
+        params = [torch.as_tensor(a, dtype=torch.float64).clone() for a in init]
     for p in params:
         p.requires_grad_(True)
     opt = torch.optim.Adam(params, lr=lr)
@@ -164,9 +183,26 @@ def _sweep(P, spec, datasets, test, generator, n_steps, lr, lr_final, init_scale
     return out
 
 
+def _keep_lowest(out, n_starts, n_seeds):
+    """Of ``n_starts`` runs per (seed, P) (start-major along the seed axis), keep the lowest objective."""
+    kept = out["objective"].reshape(n_starts, n_seeds, -1).argmin(0)  # (n_seeds, n_P)
+    seed_idx, P_idx = np.indices(kept.shape)
+    picked = {k: v.reshape(n_starts, n_seeds, *v.shape[1:])[kept, seed_idx, P_idx] for k, v in out.items()
+              if k not in ("P", "steps")}
+    return {**out, **picked, "kept_start": kept}
+
+
+def _check_init_scales(init_scale) -> tuple[float, ...]:
+    scales = np.atleast_1d(as_real_array("init_scale", init_scale))
+    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
+        raise ValueError(f"init_scale must be a finite value > 0 or a non-empty 1-d sequence of them, got {init_scale!r}")
+    return tuple(float(x) for x in scales)
+
+
 def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *, n_seeds: int = 4,
-                    n_steps: int = 600, lr: float = 0.05, lr_final: float = 0.005, init_scale: float = 0.1,
-                    n_test: int = 256, n_records: int = 16, cache: bool = False) -> InductionSweep:
+                    n_steps: int = 600, lr: float = 0.05, lr_final: float = 0.005,
+                    init_scale: float | npt.ArrayLike = 0.1, n_test: int = 256, n_records: int = 16,
+                    cache: bool = False) -> InductionSweep:
     """Adam (full batch) on the MAP objective ``U`` for every seed and every ``P``, all runs batched.
 
     P_values : strictly increasing integers >= 1. Seed ``s`` draws one data set of ``max(P)``
@@ -174,7 +210,9 @@ def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random
     random start (entries ``N(0, init_scale^2)`` for ``g``, ``K``, ``W``, drawn from a torch generator
     seeded by ``rng``). The held-out set (``n_test`` sequences, also from ``rng``) is shared.
     The learning rate decays geometrically from ``lr`` to ``lr_final``; ``n_records`` evenly spaced
-    steps are recorded. ``cache=True`` keeps the result in the result cache (:mod:`copylib.cache`).
+    steps are recorded. ``init_scale`` may be a sequence of scales: then every (seed, ``P``) is trained
+    from one start per scale (restarts; all runs batched) and the run with the lowest final ``U`` is kept.
+    ``cache=True`` keeps the result in the result cache (:mod:`copylib.cache`).
     """
     P = _check_P_values(P_values)
     spec = _check_spec(spec)
@@ -182,7 +220,7 @@ def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random
     n_seeds, n_steps = check_int("n_seeds", n_seeds, 1), check_int("n_steps", n_steps, 1)
     n_test, n_records = check_int("n_test", n_test, 1), check_int("n_records", n_records, 2)
     lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
-    init_scale = check_positive("init_scale", init_scale)
+    scales = _check_init_scales(init_scale)
     if not isinstance(cache, bool):
         raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
     datasets = [induction_task(int(P[-1]), spec.L, spec.V, rng) for _ in range(n_seeds)]
@@ -190,12 +228,15 @@ def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random
     seed = int(rng.integers(2**62))
 
     def compute():
-        return _sweep(P, spec, datasets, test, torch.Generator().manual_seed(seed), n_steps, lr, lr_final,
-                      init_scale, n_records)
+        # the starts are stacked start-major along the seed axis; each row draws its own random start
+        init = torch.repeat_interleave(torch.tensor(scales, dtype=torch.float64), n_seeds)[:, None, None, None]
+        out = _sweep(P, spec, datasets * len(scales), test, torch.Generator().manual_seed(seed), n_steps, lr,
+                     lr_final, init, n_records)
+        return _keep_lowest(out, len(scales), n_seeds)
 
     params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": np.stack([d.tokens for d in datasets]),
               "test": test.tokens, "seed": seed, "n_steps": n_steps, "lr": lr, "lr_final": lr_final,
-              "init_scale": init_scale, "n_records": n_records}
+              "init_scale": scales[0] if len(scales) == 1 else list(scales), "n_records": n_records}
     return _result(compute, params, "induction_sweep", cache, InductionSweep)
 
 
@@ -416,9 +457,10 @@ def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, 
     out = {name: res.samples[name][-1].reshape(shape + (-1,)) for name in ("c1", "score", "accuracy")}
     out.update(P=P, betas=betas, accept_rate=res.accept_rate.reshape((K,) + shape),
                swap_rate=res.swap_rate.reshape((K - 1,) + shape), round_trips=res.round_trips.reshape(shape))
-    if region is not None:  # every rung's draws, for the free energies
+    if region is not None:  # every rung's draws, for the free energies, and where the posterior rung ended
         out.update(rung_c1=res.samples["c1"].reshape((K,) + shape + (-1,)),
-                   rung_u_data=res.likelihood.reshape((K,) + shape + (-1,)))
+                   rung_u_data=res.likelihood.reshape((K,) + shape + (-1,)),
+                   **{f"final_{n}": a[-1].reshape(shape + a.shape[2:]) for n, a in res.final_params.items()})
     return out
 
 
@@ -449,7 +491,9 @@ class InductionStates:
     prior_mass ``()``: the prior probability of the copying region (Monte Carlo over ``n_prior`` prior
     draws of ``g``), prior_mass_se ``()`` its standard error. Draws of every rung, ``(2, K, n_chains, n_kept)``:
     c1 and u_data (the data term ``U_data``); accuracy ``(2, n_chains, n_kept)`` on held-out data at the
-    posterior rung; accept_rate ``(2, K, n_chains)``, swap_rate ``(2, K - 1, n_chains)``.
+    posterior rung; accept_rate ``(2, K, n_chains)``, swap_rate ``(2, K - 1, n_chains)``. The last state of every
+    chain on the posterior rung: g ``(2, n_chains, L, L)``, K, W ``(2, n_chains, V, V)``. The data: tokens
+    ``(P, L)`` (training) and test_tokens ``(n_test, L)`` (held out).
 
     Rung ``beta`` at ``P`` sequences is the posterior of ``beta P`` sequences with the same empirical law
     (the data term is linear in the sequence counts), so one ladder traces the posterior along ``P``.
@@ -465,6 +509,11 @@ class InductionStates:
     accuracy: np.ndarray
     accept_rate: np.ndarray
     swap_rate: np.ndarray
+    g: np.ndarray
+    K: np.ndarray
+    W: np.ndarray
+    tokens: np.ndarray
+    test_tokens: np.ndarray
 
     @functools.cached_property
     def ladder_fits(self) -> list[list[LadderFit]]:
@@ -555,4 +604,87 @@ def _states(P, spec, data, test, betas, generator, c_split, n_chains, n_steps, n
             "prior_mass_se": (mass * (1 - mass) / n_prior) ** 0.5, **per_rung,
             "accuracy": np.stack([r["accuracy"][:, 0] for r in runs]),
             "accept_rate": np.stack([r["accept_rate"][..., 0] for r in runs]),
-            "swap_rate": np.stack([r["swap_rate"][..., 0] for r in runs])}
+            "swap_rate": np.stack([r["swap_rate"][..., 0] for r in runs]),
+            **{n: np.stack([r[f"final_{n}"][:, 0] for r in runs]) for n in ("g", "K", "W")},
+            "tokens": data.tokens, "test_tokens": test.tokens}
+
+
+def _data_from_tokens(tokens: np.ndarray, V: int) -> InductionData:
+    """The induction data of given sequences (the same construction as ``induction_task``)."""
+    prev = previous_occurrence(tokens)
+    mask = prev >= 0
+    target = np.take_along_axis(tokens, np.where(mask, prev + 1, 0), axis=1)
+    return InductionData(tokens=tokens, X=one_hot(tokens, V), Y=one_hot(target, V) * mask[..., None], mask=mask)
+
+
+@dataclass(frozen=True)
+class MapFromStates:
+    """Adam runs on the data of restricted ladders, from their last posterior draws and from small random starts.
+
+    starts : the names of the three kinds of start (non-copying draws, copying draws, small random); per kind
+    and run, ``(3, n_chains)``: c1_start, c1 (layer-1 copy weight before and after Adam), objective (``U``
+    after Adam), accuracy (held-out induction accuracy after Adam); c_split : the regions' border.
+    """
+
+    starts: tuple
+    c1_start: np.ndarray
+    c1: np.ndarray
+    objective: np.ndarray
+    accuracy: np.ndarray
+    c_split: float
+
+    def table(self) -> pd.DataFrame:
+        """Per kind of start: the mean copy weight before and after Adam, the share of runs that end above
+        ``c_split``, and the mean ``U`` and held-out accuracy after Adam (a pandas ``DataFrame``)."""
+        import pandas as pd
+
+        return pd.DataFrame({"c1 at the start": self.c1_start.mean(1), "c1 after Adam": self.c1.mean(1),
+                             "share ending copying": (self.c1 > self.c_split).mean(1),
+                             "U after Adam": self.objective.mean(1), "accuracy after Adam": self.accuracy.mean(1)},
+                            index=pd.Index(list(self.starts), name="start"))
+
+
+def map_from_states(states: InductionStates, spec: InductionSpec, *, n_steps: int = 300, lr: float = 0.05,
+                    lr_final: float = 0.005, init_scale: float = 0.1, seed: int = 0) -> MapFromStates:
+    """Adam (full batch, as :func:`induction_sweep`) on the ladders' data, from the last posterior draw of every
+    chain of each region and from as many small random starts (entries ``N(0, init_scale^2)``, torch seed ``seed``).
+
+    Parameters
+    ----------
+    states : InductionStates
+        From :func:`sample_induction_states`; its data and its chains' last states on the posterior rung.
+    spec : InductionSpec
+        The spec the ladders ran with (``L``, ``V`` must match the states).
+    n_steps, lr, lr_final, init_scale :
+        As in :func:`induction_sweep`.
+    seed : int >= 0
+        Seed of the torch generator of the random starts.
+
+    Returns
+    -------
+    MapFromStates
+    """
+    if not isinstance(states, InductionStates):
+        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    spec = _check_spec(spec)
+    if states.g.shape[-1] != spec.L or states.K.shape[-1] != spec.V:
+        raise ValueError(f"spec must have the states' sizes L = {states.g.shape[-1]}, V = {states.K.shape[-1]}")
+    n_steps = check_int("n_steps", n_steps, 1)
+    lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
+    init_scale, seed = check_positive("init_scale", init_scale), check_int("seed", seed, 0)
+    data, test = _data_from_tokens(states.tokens, spec.V), _data_from_tokens(states.test_tokens, spec.V)
+    P = np.array([data.tokens.shape[0]])
+    distinct, counts = _distinct_counts(data, P)
+    n = states.g.shape[1]
+    gen = torch.Generator().manual_seed(seed)
+    random = [init_scale * torch.randn(n, *a.shape[2:], generator=gen, dtype=torch.float64)
+              for a in (states.g, states.K, states.W)]
+    init = [torch.cat([torch.as_tensor(a.reshape(2 * n, *a.shape[2:])), r])[:, None] for a, r in
+            zip((states.g, states.K, states.W), random)]  # (3 n, 1, ...): region 0, region 1, random
+    out = _sweep(P, spec, [distinct] * (3 * n), test, gen, n_steps, lr, lr_final, init_scale, 2, init=init,
+                 counts=counts)
+    c1_start = layer1_copy_weight(attention(init[0][:, 0], "softmax", causal=True)).numpy()
+    return MapFromStates(starts=("non-copying draws", "copying draws", "small random"),
+                         c1_start=c1_start.reshape(3, n), c1=out["c1"].reshape(3, n),
+                         objective=out["objective"].reshape(3, n), accuracy=out["accuracy"].reshape(3, n),
+                         c_split=float(states.c_split))

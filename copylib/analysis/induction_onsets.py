@@ -3,7 +3,9 @@
 * :func:`steepness` -- the steepest normalised rise of a curve in ``ln P``;
 * :func:`compare_onsets` -- onsets (half-way points) and steepness of the two-layer observables, per
   seed, against a one-layer reference (:class:`OnsetComparison`, with the margins the chapter checks);
-* :func:`formation_steps` -- the training step at which each head makes half of its change.
+* :func:`formation_steps` -- the training step at which each head makes half of its change;
+* :func:`onset_shift` -- how far the onsets and steepness move when the same runs are trained longer or
+  restarted (:class:`OnsetShift`, a convergence test of the sweep).
 
 Each takes the runs of :mod:`copylib.analysis.induction` and returns a small frozen result whose
 fields the chapter glues and checks.
@@ -24,7 +26,8 @@ from .transitions import half_way_point
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["steepness", "OnsetComparison", "compare_onsets", "FormationSteps", "formation_steps"]
+__all__ = ["steepness", "OnsetComparison", "compare_onsets", "FormationSteps", "formation_steps",
+           "OnsetShift", "onset_shift"]
 
 
 def _se(x, axis=None):
@@ -221,3 +224,72 @@ def formation_steps(sweep: InductionSweep) -> FormationSteps:
                           layer2=half_time(sweep.score_curve[:, above]),
                           loss=half_time(-sweep.train_mse_curve[:, above]),
                           record_interval=float(np.diff(sweep.steps).max()))
+
+
+@dataclass(frozen=True)
+class OnsetShift:
+    """Onsets and steepness of the same observables from two versions of a sweep (e.g. more steps, restarts).
+
+    names : the observables; onset_a, onset_b, steepness_a, steepness_b : ``(n_obs, n_seeds)``, per seed, of
+    version a (the sweep as run) and version b (the check of its convergence).
+    """
+
+    names: tuple
+    onset_a: np.ndarray
+    onset_b: np.ndarray
+    steepness_a: np.ndarray
+    steepness_b: np.ndarray
+
+    def margins(self) -> np.ndarray:
+        """Per observable, ``|mean onset b - mean onset a|`` minus the combined standard error
+        ``hypot(s.e. a, s.e. b)``, and the same for the steepness: ``(n_obs, 2)``; negative when version b
+        moves the onset (steepness) by less than the two error bars combined."""
+        out = []
+        for a, b in ((self.onset_a, self.onset_b), (self.steepness_a, self.steepness_b)):
+            out.append(abs(b.mean(1) - a.mean(1)) - np.hypot(_se(a, 1), _se(b, 1)))
+        return np.stack(out, 1)
+
+    def table(self, labels: tuple = ("a", "b")) -> pd.DataFrame:
+        """Mean onset and steepness of each observable in both versions (named by ``labels``), with the
+        combined standard errors, as a pandas ``DataFrame`` (one row per observable)."""
+        import pandas as pd
+
+        if len(labels) != 2:
+            raise ValueError(f"labels must name the two versions, got {labels!r}")
+        a, b = labels
+        return pd.DataFrame({f"onset P ({a})": self.onset_a.mean(1), f"onset P ({b})": self.onset_b.mean(1),
+                             "onset combined s.e.": np.hypot(_se(self.onset_a, 1), _se(self.onset_b, 1)),
+                             f"steepness ({a})": self.steepness_a.mean(1), f"steepness ({b})": self.steepness_b.mean(1),
+                             "steepness combined s.e.": np.hypot(_se(self.steepness_a, 1), _se(self.steepness_b, 1))},
+                            index=pd.Index(list(self.names), name="observable"))
+
+
+def onset_shift(P: npt.ArrayLike, observables_a: dict, observables_b: dict) -> OnsetShift:
+    """Onsets and steepness per seed of the same observables in two versions of a sweep on the same grid.
+
+    Parameters
+    ----------
+    P : array_like, shape (n_P,)
+        The grid, ``> 0`` and strictly increasing.
+    observables_a, observables_b : dict of str to array_like, shape (n_seeds, n_P)
+        The same names in both; one curve per seed, ``n_seeds >= 2`` (the seeds may differ in number).
+
+    Returns
+    -------
+    OnsetShift
+    """
+    for name, obs in (("observables_a", observables_a), ("observables_b", observables_b)):
+        if not isinstance(obs, dict) or not obs:
+            raise TypeError(f"{name} must be a non-empty dict of name -> (n_seeds, n_P) curves")
+    if set(map(str, observables_a)) != set(map(str, observables_b)):
+        raise ValueError("observables_a and observables_b must have the same names")
+    names = tuple(map(str, observables_a))
+    fields = {}
+    for tag, obs in (("a", observables_a), ("b", observables_b)):
+        obs = {str(k): v for k, v in obs.items()}
+        curves = [_grid_and_curves(P, obs[n], f"observables_{tag}") for n in names]
+        if any(c.shape[0] < 2 for _, c in curves):
+            raise ValueError(f"observables_{tag} must have at least 2 seeds (rows) per observable")
+        fields[f"onset_{tag}"] = np.stack([half_way_point(Pc, c.T) for Pc, c in curves])
+        fields[f"steepness_{tag}"] = np.stack([steepness(Pc, c) for Pc, c in curves])
+    return OnsetShift(names=names, **fields)

@@ -3,7 +3,9 @@
 * :func:`tempering_mixing` -- whether replica exchange over the whole posterior mixes, per ``P``;
 * :func:`induction_switch` -- where the posterior moves its weight to the copying region, from the
   restricted ladders of :func:`copylib.analysis.induction.sample_induction_states`;
-* :func:`dip_ratio` -- how deep the density of the layer-1 copy weight dips between two states.
+* :func:`dip_ratio` -- how deep the density of the layer-1 copy weight dips between two states;
+* :func:`ladder_diagnostics` -- R-hat, ESS and half-chain drift (ArviZ) of every rung of the restricted ladders;
+* :func:`one_layer_switch` -- the same switch for layer 1 alone: the one-layer posterior on the ladders' sequences.
 """
 
 from __future__ import annotations
@@ -13,16 +15,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+import torch
+from scipy import stats
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
-from ..inference.diagnostics import split_rhat
+from ..inference.diagnostics import chain_diagnostics, split_rhat
+from ..inference.posterior_sampling import sample_collapsed_posterior
+from ..model.induction import InductionSpec, layer1_copy_weight
+from ..model.statistics import cooccurrence
+from ..model.task import one_hot
 from .induction import InductionStates, InductionTempering
 from .softmax import interpolate_crossing
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["dip_ratio", "TemperingMixing", "tempering_mixing", "InductionSwitch", "induction_switch"]
+__all__ = ["dip_ratio", "TemperingMixing", "tempering_mixing", "InductionSwitch", "induction_switch",
+           "LadderDiagnostics", "ladder_diagnostics", "OneLayerSwitch", "one_layer_switch"]
 
 
 def _se(x, axis=None):
@@ -243,3 +252,126 @@ def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int 
                            P_sw=cross[0.5], P25=cross[0.25], P75=cross[0.75], edges=edges, dip=dip,
                            dip_below=dip_below, odds_top=log_odds[:, -1],
                            acc_gap=states.accuracy[1].mean(-1) - states.accuracy[0].mean(-1))
+
+
+@dataclass(frozen=True)
+class LadderDiagnostics:
+    """Chain diagnostics of the restricted ladders, per region, rung and observable.
+
+    observables : ``("c1", "U_data")``; rhat, ess_bulk, ess_tail, drift_z : ``(2, K, 2)`` (region, rung,
+    observable), from :func:`copylib.inference.diagnostics.chain_diagnostics` over the chains of one region
+    at one rung; n_chains, n_draws : the chains and kept draws per chain.
+    """
+
+    observables: tuple
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    drift_z: np.ndarray
+    n_chains: int
+    n_draws: int
+
+    def drift_limit(self, alpha: float = 0.01) -> float:
+        """The level that the largest ``|drift z|`` of stationary chains exceeds with probability ``alpha``:
+        with ``R`` chains each z is Student-t with ``R - 1`` degrees of freedom, Bonferroni over all entries."""
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+        return float(stats.t.isf(alpha / (2 * self.drift_z.size), self.n_chains - 1))
+
+    def table(self) -> pd.DataFrame:
+        """The worst value of each diagnostic per region and observable, over the rungs (a pandas ``DataFrame``)."""
+        import pandas as pd
+
+        rows = {}
+        for r, region in enumerate(("non-copying", "copying")):
+            for o, name in enumerate(self.observables):
+                rows[(region, name)] = {"largest R-hat": self.rhat[r, :, o].max(),
+                                        "smallest ESS bulk": self.ess_bulk[r, :, o].min(),
+                                        "smallest ESS tail": self.ess_tail[r, :, o].min(),
+                                        "largest |drift z|": self.drift_z[r, :, o].max()}
+        return pd.DataFrame(rows).T.rename_axis(["region", "observable"])
+
+
+def ladder_diagnostics(states: InductionStates) -> LadderDiagnostics:
+    """R-hat, bulk and tail ESS and half-chain drift of ``c^(1)`` and ``U_data`` at every rung of each region.
+
+    Parameters
+    ----------
+    states : InductionStates
+        The restricted ladders of :func:`copylib.analysis.induction.sample_induction_states` (``n_chains >= 2``,
+        at least 8 kept draws per chain).
+
+    Returns
+    -------
+    LadderDiagnostics
+    """
+    if not isinstance(states, InductionStates):
+        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    x = np.stack([states.c1, states.u_data], -1)  # (region, K, chains, draws, observable)
+    diag = [[chain_diagnostics(x[r, k]) for k in range(x.shape[1])] for r in range(2)]
+    field = {name: np.array([[getattr(d, name) for d in row] for row in diag])
+             for name in ("rhat", "ess_bulk", "ess_tail", "drift_z")}
+    return LadderDiagnostics(observables=("c1", "U_data"), n_chains=int(x.shape[2]), n_draws=int(x.shape[3]), **field)
+
+
+@dataclass(frozen=True)
+class OneLayerSwitch:
+    """The one-layer posterior's switch along ``beta P`` on the restricted ladders' sequences.
+
+    P_eff : ``(n_P,)`` the sizes ``beta P``; c1 : ``(n_P, n_chains)`` chain means of the copy weight;
+    copy_share : ``(n_chains, n_P)`` each chain's share of draws with copy weight above ``c_split``;
+    P_sw : ``(n_chains,)`` where a chain's share first reaches 1/2 along ``P_eff`` (interpolated in ``ln P``,
+    ``nan`` if never); c_split : the border of the copying region.
+    """
+
+    P_eff: np.ndarray
+    c1: np.ndarray
+    copy_share: np.ndarray
+    P_sw: np.ndarray
+    c_split: float
+
+
+def one_layer_switch(states: InductionStates, spec: InductionSpec, P_eff: npt.ArrayLike, *, n_chains: int = 4,
+                     n_steps: int = 1000, n_warmup: int = 300, thin: int = 5, seed: int = 0,
+                     cache: bool = False) -> OneLayerSwitch:
+    """MALA on the one-layer collapsed posterior (layer 1 alone on the copy task, ``spec.layer1``) of the ladders'
+    sequences scaled to ``beta P`` sequences, with the empirical law of the ladders' data (as the ladders' rungs).
+
+    Parameters
+    ----------
+    states : InductionStates
+        From :func:`copylib.analysis.induction.sample_induction_states`: its sequences and ``c_split``.
+    spec : InductionSpec
+        The ladders' spec; ``spec.layer1`` is the one-layer network with the same sizes and scales.
+    P_eff : array_like, shape (n_P,)
+        Sizes ``beta P`` in ``(0, P]``, strictly increasing.
+    n_chains : int >= 2
+        Chains per size, from prior draws.
+    n_steps, n_warmup, thin, seed, cache :
+        Sampling steps after the warmup, warmup steps, thinning, the torch seed, the result cache
+        (:func:`copylib.inference.posterior_sampling.sample_collapsed_posterior`).
+
+    Returns
+    -------
+    OneLayerSwitch
+    """
+    if not isinstance(states, InductionStates):
+        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    if not isinstance(spec, InductionSpec):
+        raise TypeError(f"spec must be an InductionSpec, got {type(spec).__name__}")
+    P = float(states.P)
+    P_eff = as_real_array("P_eff", P_eff)
+    check_finite("P_eff", P_eff)
+    if P_eff.ndim != 1 or P_eff.size < 2 or not ((P_eff > 0).all() and (P_eff <= P).all() and
+                                                 (np.diff(P_eff) > 0).all()):
+        raise ValueError(f"P_eff must be 1-d, strictly increasing, in (0, {P:g}], with at least 2 entries")
+    n_chains, seed = check_int("n_chains", n_chains, 2), check_int("seed", seed, 0)
+    C = cooccurrence(one_hot(np.asarray(states.tokens), spec.V))  # (L, L, V, V), linear in the sequence counts
+    C = np.repeat((P_eff / P)[:, None, None, None, None] * C[None], n_chains, 0)
+    run = sample_collapsed_posterior(C, spec.layer1, len(C), n_steps, torch.Generator().manual_seed(seed),
+                                     n_warmup=n_warmup, thin=thin, record="attention", cache=cache)
+    c = np.asarray(layer1_copy_weight(torch.as_tensor(run.samples["A"]))).reshape(P_eff.size, n_chains, -1)
+    c_split = float(states.c_split)
+    share = (c > c_split).mean(-1).T  # (n_chains, n_P)
+    P_sw = np.exp([interpolate_crossing(np.log(P_eff), row - 0.5) for row in share])
+    return OneLayerSwitch(P_eff=P_eff, c1=c.mean(-1), copy_share=share, P_sw=P_sw, c_split=c_split)

@@ -119,3 +119,48 @@ def test_density_integrates_to_one_and_states_are_reproducible(states):
 def test_states_bad_input_names_the_parameter(kw, name):
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
         ia.sample_induction_states(10, STATES_SPEC, np.random.default_rng(0), **kw)
+
+
+def test_states_keep_the_last_posterior_draws_in_their_regions_and_the_data(states):
+    assert states.g.shape == (2, 3, 4, 4) and states.K.shape == states.W.shape == (2, 3, 3, 3)
+    c1 = layer1_copy_weight(attention(torch.as_tensor(states.g), "softmax", causal=True)).numpy()
+    assert (c1[0] <= 0.5).all() and (c1[1] > 0.5).all()
+    assert states.tokens.shape == (60, 4) and states.test_tokens.shape[1] == 4
+
+
+def test_restarts_keep_the_lowest_objective_and_one_scale_is_the_plain_sweep():
+    kw = dict(n_seeds=2, n_steps=20, n_test=8, n_records=3)
+    one = ia.induction_sweep([10, 20], SPEC, np.random.default_rng(4), **kw)
+    scalar = ia.induction_sweep([10, 20], SPEC, np.random.default_rng(4), init_scale=(0.1,), **kw)
+    assert np.array_equal(one.g, scalar.g) and (one.kept_start == 0).all()
+    both = ia.induction_sweep([10, 20], SPEC, np.random.default_rng(4), init_scale=(0.1, 2.0), **kw)
+    assert set(np.unique(both.kept_start)) <= {0, 1} and both.g.shape == one.g.shape
+    # the kept run is the one with the lower objective of its (seed, P): start-major rows
+    out = {"objective": np.array([[3.0, 1.0], [2.0, 5.0]]), "c1": np.array([[0.1, 0.2], [0.3, 0.4]]),
+           "P": np.array([1, 2]), "steps": np.array([0])}
+    kept = ia._keep_lowest(out, 2, 1)
+    assert np.array_equal(kept["kept_start"], [[1, 0]]) and np.array_equal(kept["c1"], [[0.3, 0.2]])
+    with pytest.raises(ValueError, match=r"\binit_scale\b"):
+        ia.induction_sweep([10], SPEC, np.random.default_rng(0), init_scale=(0.1, -1.0))
+
+
+def test_map_from_states_starts_where_the_chains_ended(states):
+    back = ia.map_from_states(states, STATES_SPEC, n_steps=5)
+    assert back.c1.shape == back.objective.shape == back.c1_start.shape == (3, 3)
+    c1 = layer1_copy_weight(attention(torch.as_tensor(states.g), "softmax", causal=True)).numpy()
+    assert back.c1_start[:2] == pytest.approx(c1)
+    assert ((back.accuracy >= 0) & (back.accuracy <= 1)).all() and back.table().shape == (3, 5)
+    with pytest.raises(ValueError, match=r"\bspec\b"):
+        ia.map_from_states(states, InductionSpec(L=5, V=3))
+    with pytest.raises(TypeError, match=r"\bstates\b"):
+        ia.map_from_states(None, STATES_SPEC)
+
+
+def test_map_from_states_counts_equal_the_full_data(states):
+    # the distinct sequences with their counts give the same U as the full data set
+    from copylib.model.induction import induction_energy
+    back = ia.map_from_states(states, STATES_SPEC, n_steps=1, lr=1e-12, lr_final=1e-12)
+    data = ia._data_from_tokens(states.tokens, 3)
+    U = induction_energy(torch.as_tensor(states.g[1, 0]), torch.as_tensor(states.K[1, 0]),
+                         torch.as_tensor(states.W[1, 0]), data, STATES_SPEC)
+    assert back.objective[1, 0] == pytest.approx(float(U), rel=1e-9)

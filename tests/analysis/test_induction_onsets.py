@@ -36,7 +36,8 @@ def test_formation_steps_of_planted_curves():
     score_curve = np.array([[rise_at[20], rise_at[20]]])
     sw = ia.InductionSweep(P=np.array([5, 50]), steps=steps, c1=np.array([[0.1, 0.9]]), score=np.zeros((1, 2)),
                            accuracy=np.zeros((1, 2)), test_mse=np.zeros((1, 2)), objective=np.zeros((1, 2)),
-                           c1_curve=c1_curve, score_curve=score_curve, train_mse_curve=-c1_curve, g=None, K=None, W=None)
+                           c1_curve=c1_curve, score_curve=score_curve, train_mse_curve=-c1_curve, g=None, K=None, W=None,
+                           kept_start=np.zeros((1, 2), dtype=int))
     f = ion.formation_steps(sw)
     assert f.P.tolist() == [50] and f.layer1.tolist() == [[10]] and f.layer2.tolist() == [[20]]
     assert f.lag.tolist() == [10] and f.record_interval == 10 and f.table()["mean step"].tolist() == [10, 20, 10]

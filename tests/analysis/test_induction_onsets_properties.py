@@ -95,10 +95,32 @@ def test_formation_steps_are_recorded_steps_of_the_runs_above(n_seeds, n_rec, se
     zeros = np.zeros((n_seeds, 3))
     sw = ia.InductionSweep(P=P, steps=steps, c1=c1, score=zeros, accuracy=zeros, test_mse=zeros, objective=zeros,
                            c1_curve=curves[0], score_curve=curves[1], train_mse_curve=-curves[2], g=None, K=None,
-                           W=None)
+                           W=None, kept_start=np.zeros((n_seeds, 3), dtype=int))
     f = ion.formation_steps(sw)
     assert f.P.tolist() == [40] and f.layer1.shape == f.layer2.shape == f.loss.shape == (n_seeds, 1)
     assert np.isin(f.layer1, steps).all() and np.isin(f.layer2, steps).all() and np.isin(f.loss, steps).all()
     assert f.lag.shape == (n_seeds,) and f.record_interval == np.diff(steps).max()
     with raises_naming("sweep"):
         ion.formation_steps("sweep")
+
+
+@covers(ion.onset_shift, ion.OnsetShift)
+@budget(25)
+@given(n_seeds=st.integers(2, 5), noise=st.floats(0.0, 0.05), seed=seeds)
+def test_onset_shift_of_a_sweep_with_itself_is_zero(n_seeds, noise, seed):
+    rng = np.random.default_rng(seed)
+    P = np.geomspace(10, 1000, 9)
+    a = {"x": _rises(rng, n_seeds, P), "y": _rises(rng, n_seeds, P)}
+    same = ion.onset_shift(P, a, a)
+    assert same.onset_a.shape == same.steepness_b.shape == (2, n_seeds)
+    # the same curves: no shift, so the margin is minus the combined s.e. (sqrt 2 times one s.e.)
+    se = same.onset_a.std(1, ddof=1) / np.sqrt(n_seeds)
+    assert same.margins()[:, 0] == pytest.approx(-np.sqrt(2) * se)
+    b = {k: v + noise * rng.standard_normal(v.shape) * np.r_[0, np.ones(7), 0] for k, v in a.items()}
+    shifted = ion.onset_shift(P, a, b)
+    assert shifted.margins().shape == (2, 2) and np.isfinite(shifted.margins()).all()
+    assert list(shifted.table(labels=("short", "long")).columns)[:2] == ["onset P (short)", "onset P (long)"]
+    with raises_naming("observables_a"):
+        ion.onset_shift(P, {"z": a["x"]}, b)
+    with raises_naming("labels"):
+        shifted.table(labels=("one",))

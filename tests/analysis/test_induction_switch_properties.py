@@ -68,3 +68,38 @@ def test_switch_quartiles_are_ordered_and_masses_are_probabilities(seed):
         isw.induction_switch(s, n_grid=1)
     with raises_naming("states"):
         isw.induction_switch(None)
+
+
+@covers(isw.ladder_diagnostics, isw.LadderDiagnostics)
+@budget(2)
+@given(seed=seeds, alpha=st.floats(0.001, 0.5))
+def test_ladder_diagnostics_have_one_entry_per_region_rung_and_observable(seed, alpha):
+    s = ia.sample_induction_states(20, InductionSpec(4, 3), np.random.default_rng(seed), betas=[0.0, 0.5, 1.0],
+                                   c_split=0.5, n_chains=3, n_steps=10, n_warmup=0, thin=1, n_prior=2000, n_test=4)
+    d = isw.ladder_diagnostics(s)
+    assert d.rhat.shape == d.ess_bulk.shape == d.drift_z.shape == (2, 3, 2) and d.n_chains == 3 and d.n_draws == 10
+    assert (d.ess_bulk > 0).all() and (d.drift_z >= 0).all() and d.table().shape == (4, 4)
+    # a smaller probability of a false alarm needs a higher level
+    assert d.drift_limit(alpha) > d.drift_limit(min(0.9, 2 * alpha)) > 0
+    with raises_naming("alpha"):
+        d.drift_limit(1.5)
+    with raises_naming("states"):
+        isw.ladder_diagnostics(None)
+
+
+@covers(isw.one_layer_switch, isw.OneLayerSwitch)
+@budget(2)
+@given(seed=seeds)
+def test_one_layer_switch_shares_are_probabilities(seed):
+    spec = InductionSpec(4, 3)
+    s = ia.sample_induction_states(20, spec, np.random.default_rng(seed), betas=[0.0, 1.0], c_split=0.5, n_chains=2,
+                                   n_steps=2, n_warmup=0, thin=1, n_prior=2000, n_test=4)
+    one = isw.one_layer_switch(s, spec, [2.0, 5.0, 20.0], n_chains=2, n_steps=6, n_warmup=0, thin=1, seed=seed)
+    assert one.c1.shape == (3, 2) and one.copy_share.shape == (2, 3) and one.P_sw.shape == (2,)
+    assert ((0 <= one.copy_share) & (one.copy_share <= 1)).all() and ((0 <= one.c1) & (one.c1 <= 1)).all()
+    ok = np.isfinite(one.P_sw)
+    assert ((one.P_sw[ok] >= 2.0) & (one.P_sw[ok] <= 20.0)).all()
+    with raises_naming("P_eff"):
+        isw.one_layer_switch(s, spec, [5.0, 40.0])
+    with raises_naming("n_chains"):
+        isw.one_layer_switch(s, spec, [2.0, 5.0], n_chains=1)

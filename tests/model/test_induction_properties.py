@@ -94,6 +94,21 @@ def test_restricted_ladders_stay_in_their_regions_and_give_probabilities(seed, c
     assert m.shape == (2, 2) and ((0 < m) & (m < 1)).all()
 
 
+@covers(ia.map_from_states, ia.MapFromStates)
+@budget(2)
+@given(seed=st.integers(0, 2**16), n_steps=st.integers(1, 4))
+def test_map_from_states_gives_values_in_range(seed, n_steps):
+    spec = ind.InductionSpec(4, 3)
+    s = ia.sample_induction_states(8, spec, np.random.default_rng(seed), betas=[0.0, 1.0], c_split=0.5, n_chains=2,
+                                   n_steps=2, n_warmup=0, thin=1, n_prior=2000, n_test=4)
+    back = ia.map_from_states(s, spec, n_steps=n_steps, seed=seed)
+    assert back.c1.shape == back.objective.shape == (3, 2) and back.starts[1] == "copying draws"
+    assert ((0 <= back.c1) & (back.c1 <= 1)).all() and (back.objective >= 0).all()
+    assert (back.c1_start[0] <= 0.5).all() and (back.c1_start[1] > 0.5).all()
+    with raises_naming("n_steps"):
+        ia.map_from_states(s, spec, n_steps=0)
+
+
 @covers(explorers.induction_figure, explorers.induction_explorer)
 def test_induction_explorer_has_one_frame_per_P():
     import matplotlib.pyplot as plt
