@@ -63,6 +63,7 @@ from scipy.special import expit
 from ..arguments import as_finite_array, as_real_array, check_int, check_P, check_positive, check_version
 from ..model.network import ModelSpec, check_spec
 from .reduced_action import grid_minimum_points, inflection_pair
+from .softmax_noise import set_shift_and_rho
 
 __all__ = [
     "VERSIONS",
@@ -304,14 +305,7 @@ class RowGapNoise:
     std: float
 
     def __post_init__(self):
-        shift = np.asarray(self.shift, dtype=np.float64)
-        rho = np.asarray(self.rho, dtype=np.float64)
-        if shift.ndim != 2 or shift.shape != rho.shape or shift.size == 0:
-            raise ValueError("RowGapNoise.shift and RowGapNoise.rho must be non-empty 2-d arrays of equal shape")
-        if not (np.isfinite(shift).all() and np.isfinite(rho).all()) or (rho <= 0).any() or (rho > 1).any():
-            raise ValueError("RowGapNoise.shift must be finite and RowGapNoise.rho in (0, 1]")
-        object.__setattr__(self, "shift", shift)
-        object.__setattr__(self, "rho", rho)
+        set_shift_and_rho(self, 2)
         object.__setattr__(self, "std", check_positive("std", self.std, allow_zero=True))
 
 
