@@ -152,6 +152,14 @@ def check_P(P: npt.ArrayLike, name: str = "P") -> np.ndarray:
     return as_finite_array(name, P, positive=True)
 
 
+def check_P_values(P_values: npt.ArrayLike, name: str = "P_values") -> np.ndarray:
+    """A grid of sample sizes: a non-empty 1-d float64 array, finite and > 0 (``ValueError`` naming ``name``)."""
+    P = check_P(P_values, name)
+    if P.ndim != 1 or P.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {P.shape}")
+    return P
+
+
 def as_paired_arrays(x_name: str, x: npt.ArrayLike, y_name: str, y: npt.ArrayLike,
                      min_size: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """``x`` and ``y`` as finite float64 1-d arrays of one length, at least ``min_size``
