@@ -150,3 +150,22 @@ def as_finite_array(name: str, value: npt.ArrayLike, *, positive: bool = False,
 def check_P(P: npt.ArrayLike, name: str = "P") -> np.ndarray:
     """Sample sizes as a float64 array: finite and > 0 (``ValueError`` naming ``name`` otherwise)."""
     return as_finite_array(name, P, positive=True)
+
+
+def check_P_values(P_values: npt.ArrayLike, name: str = "P_values") -> np.ndarray:
+    """A grid of sample sizes: a non-empty 1-d float64 array, finite and > 0 (``ValueError`` naming ``name``)."""
+    P = check_P(P_values, name)
+    if P.ndim != 1 or P.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {P.shape}")
+    return P
+
+
+def as_paired_arrays(x_name: str, x: npt.ArrayLike, y_name: str, y: npt.ArrayLike,
+                     min_size: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` and ``y`` as finite float64 1-d arrays of one length, at least ``min_size``
+    (a curve ``y(x)``, or two values per chain). Raises ``ValueError`` naming both otherwise."""
+    a, b = as_finite_array(x_name, x), as_finite_array(y_name, y)
+    if a.ndim != 1 or a.size < min_size or b.shape != a.shape:
+        raise ValueError(f"{x_name} and {y_name} must be 1-d of equal length >= {min_size}, "
+                         f"got shapes {a.shape} and {b.shape}")
+    return a, b

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import frames, landscape_explorers
-from .arguments import check_int, check_positive
+from .arguments import as_paired_arrays, check_int, check_positive
 from .landscape_explorers import *  # noqa: F403 (the landscapes, re-exported)
 from .model.attention import attention_kind
 from .model.network import ModelSpec
@@ -186,11 +186,7 @@ def marginal_figure(marginal: softmax_marginal.CopyWeightMarginal, P_line: npt.A
 
     if not isinstance(marginal, softmax_marginal.CopyWeightMarginal) or marginal.P is None:
         raise ValueError("marginal must be a CopyWeightMarginal at some P (not the prior)")
-    P_line = np.asarray(P_line, dtype=float)
-    mean_line = np.asarray(mean_line, dtype=float)
-    if P_line.ndim != 1 or P_line.shape != mean_line.shape or P_line.size < 2:
-        raise ValueError(f"P_line and mean_line must be 1-d of equal length >= 2, got {P_line.shape}, "
-                         f"{mean_line.shape}")
+    P_line, mean_line = as_paired_arrays("P_line", P_line, "mean_line", mean_line)
     c_max = check_positive("c_max", c_max)
     Omega_max = check_positive("Omega_max", Omega_max)
     branches = softmax_marginal.marginal_branches(marginal)

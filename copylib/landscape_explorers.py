@@ -174,16 +174,16 @@ def _softmax_sweep(L, V, version, P_range, n_P):
     return branches, point
 
 
-def softmax_branches(P_grid: npt.ArrayLike, spec: ModelSpec,
+def softmax_branches(P_values: npt.ArrayLike, spec: ModelSpec,
                      version: str = "mean_field") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every local minimum ``Delta`` of the softmax action at each ``P`` of ``P_grid``.
+    """Every local minimum ``Delta`` of the softmax action at each ``P`` of ``P_values``.
 
     Returns ``(P, Delta, is_global)``: three flat arrays, one entry per
     (``P``, minimum) pair, for a scatter plot of the branches.
     """
-    P_grid = np.asarray(P_grid, dtype=float)
+    P_values = np.asarray(P_values, dtype=float)
     Ps, Ds, glob = [], [], []
-    for P in P_grid:
+    for P in P_values:
         D, F = softmax_theory.action_minima(float(P), spec, version)
         Ps.extend([P] * len(D))
         Ds.extend(D)

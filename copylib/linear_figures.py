@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import numpy.typing as npt
 
-from .arguments import as_real_array
+from .arguments import as_real_array, check_P_values
 from .model.network import ModelSpec
 from .plotting import reference_lines
 from .theory import linear as linear_theory
@@ -65,9 +65,7 @@ def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str
     """
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
-    P_values = as_real_array("P_values", P_values)
-    if P_values.ndim != 1 or P_values.size == 0 or not np.all(np.isfinite(P_values) & (P_values > 0)):
-        raise ValueError(f"P_values must be a non-empty 1-d array of finite values > 0, got {P_values!r}")
+    P_values = check_P_values(P_values)
     versions = tuple(versions)
     if not versions:
         raise ValueError("versions must not be empty")

@@ -13,6 +13,7 @@ import math
 import re
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -351,3 +352,34 @@ def test_check_P_accepts_and_rejects(data):
     bad[0] = data.draw(st.sampled_from([0.0, -1.0, np.nan, np.inf]))
     with raises_naming("P_grid", ValueError):
         arguments.check_P(bad, name="P_grid")
+
+
+@covers(arguments.check_P_values)
+@budget(40)
+@given(n=st.integers(1, 6), data=st.data())
+def test_check_P_values_accepts_and_rejects(n, data):
+    P = data.draw(finite_arrays((n,), lo=1.0, hi=1e6))
+    assert np.array_equal(arguments.check_P_values(P), P)
+    with raises_naming("P_grid", ValueError):  # a grid is 1-d and non-empty
+        arguments.check_P_values(data.draw(st.sampled_from([P.reshape(1, -1), P[:0], np.float64(P[0])])),
+                                 name="P_grid")
+    bad = P.copy()
+    bad[data.draw(st.integers(0, n - 1))] = data.draw(st.sampled_from([0.0, -1.0, np.nan, np.inf]))
+    with raises_naming("P_values", ValueError):
+        arguments.check_P_values(bad)
+
+
+@covers(arguments.as_paired_arrays)
+@budget(40)
+@given(n=st.integers(2, 6), extra=st.integers(1, 3), data=st.data())
+def test_as_paired_arrays_accepts_and_rejects(n, extra, data):
+    x, y = data.draw(finite_arrays((n,))), data.draw(finite_arrays((n,)))
+    a, b = arguments.as_paired_arrays("P", x, "log_odds", y)
+    assert np.array_equal(a, x) and np.array_equal(b, y) and a.dtype == b.dtype == np.float64
+    for x_bad, y_bad in ((x, np.resize(y, n + extra)), (x[:1], y[:1]), (x.reshape(1, -1), y.reshape(1, -1))):
+        with raises_naming("log_odds", ValueError):
+            arguments.as_paired_arrays("P", x_bad, "log_odds", y_bad)
+    with raises_naming("log_odds", ValueError):  # a NaN is named by its parameter
+        arguments.as_paired_arrays("P", x, "log_odds", with_nonfinite(y, data))
+    with pytest.raises(ValueError, match="length >= 4"):
+        arguments.as_paired_arrays("P", x[:3], "log_odds", y[:3], min_size=4)

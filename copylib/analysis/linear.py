@@ -34,7 +34,7 @@ import pandas as pd
 import torch
 from scipy.optimize import minimize
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..arguments import as_real_array, check_finite, check_int, check_P_values, check_positive
 from ..inference.diagnostics import mcse_mean
 from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
 from ..model.network import ModelSpec
@@ -392,9 +392,7 @@ def map_agreement(P_values: npt.ArrayLike, spec: ModelSpec, observed: npt.ArrayL
     -------
     MapAgreement
     """
-    P = as_real_array("P_values", P_values)
-    if P.ndim != 1 or P.size == 0 or not np.all(np.isfinite(P) & (P > 0)):
-        raise ValueError(f"P_values must be a non-empty 1-d array of finite values > 0, got {P_values!r}")
+    P = check_P_values(P_values)
     obs = as_real_array("observed", observed)
     if obs.ndim != 3 or obs.shape[0] < 2 or obs.shape[1:] != (3, P.size):
         raise ValueError(f"observed must have shape (n_sets >= 2, 3, {P.size}), got {obs.shape}")
@@ -517,9 +515,7 @@ def posterior_loss(samples: dict, P_values: npt.ArrayLike, n_sets: int, spec: Mo
     -------
     PosteriorLoss
     """
-    P = as_real_array("P_values", P_values)
-    if P.ndim != 1 or P.size == 0 or not np.all(np.isfinite(P) & (P > 0)):
-        raise ValueError(f"P_values must be a non-empty 1-d array of finite values > 0, got {P_values!r}")
+    P = check_P_values(P_values)
     n_sets = check_int("n_sets", n_sets, 2)
     if len(moments) != P.size or len(minima) != P.size:
         raise ValueError(f"moments and minima must have one entry per P ({P.size}), got {len(moments)} and "

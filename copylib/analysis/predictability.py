@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
+from ..arguments import as_paired_arrays, as_real_array, check_finite, check_generator, check_int, check_positive
 from ..model.network import ModelSpec
 from ..theory.linear import copy_share
 from ..theory.linear_marginal import plugin_posterior_moments
@@ -69,12 +69,7 @@ class Forecast:
 
 def _curve(name: str, P, y) -> tuple[np.ndarray, np.ndarray]:
     """``P`` and the observable ``y`` (called ``name``) as finite 1-d arrays of one length >= 2, ``P`` increasing."""
-    P = as_real_array("P", P)
-    y = as_real_array(name, y)
-    if P.ndim != 1 or P.size < 2 or P.shape != y.shape:
-        raise ValueError(f"P and {name} must be 1-d of equal length >= 2, got shapes {P.shape}, {y.shape}")
-    check_finite("P", P)
-    check_finite(name, y)
+    P, y = as_paired_arrays("P", P, name, y)
     if np.any(np.diff(P) <= 0):
         raise ValueError("P must be strictly increasing")
     return P, y
@@ -161,12 +156,7 @@ def copy_share_of_chains(Q: npt.ArrayLike, M: npt.ArrayLike) -> tuple[float, flo
     (``M + Q`` must not vanish). The error is the delta method on the covariance
     of ``(Q, M)`` over the chains divided by ``n_chains`` (independent chains).
     """
-    Q = as_real_array("Q", Q)
-    M = as_real_array("M", M)
-    if Q.ndim != 1 or Q.size < 2 or Q.shape != M.shape:
-        raise ValueError(f"Q and M must be 1-d of equal length >= 2, got shapes {Q.shape}, {M.shape}")
-    check_finite("Q", Q)
-    check_finite("M", M)
+    Q, M = as_paired_arrays("Q", Q, "M", M)
     Q_, M_ = Q.mean(), M.mean()
     if M_ + Q_ == 0:
         raise ValueError("M + Q must not vanish (the share is undefined)")

@@ -49,6 +49,7 @@ import pandas as pd
 import torch
 
 from ..arguments import (
+    as_paired_arrays,
     as_real_array,
     check_bool,
     check_finite,
@@ -146,11 +147,7 @@ def interpolate_crossing(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     x : increasing ``(n,)``; y : ``(n,)``, both finite. ``nan`` is returned only when
     ``y`` has no sign change and no zero.
     """
-    x, y = as_real_array("x", x), as_real_array("y", y)
-    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
-        raise ValueError("x and y must be 1-d of equal length >= 2")
-    check_finite("x", x)
-    check_finite("y", y)
+    x, y = as_paired_arrays("x", x, "y", y)
     if not (np.diff(x) > 0).all():
         raise ValueError("x must be strictly increasing")
     s = np.sign(y)

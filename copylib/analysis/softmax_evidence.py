@@ -499,10 +499,10 @@ class PluginEvidenceError:
 
 
 def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states: Mapping[str, float], n_data: int,
-                          generator: np.random.Generator) -> PluginEvidenceError:
+                          rng: np.random.Generator) -> PluginEvidenceError:
     """Compare the plug-in action with the exact evidence on differences between uniform-copy states.
 
-    ``n_data`` data sets of ``P`` sequences are drawn with ``generator``
+    ``n_data`` data sets of ``P`` sequences are drawn with ``rng``
     (:func:`~copylib.model.task.copy_task`, one after the other); for each state (a copy weight
     ``c``, attention :func:`~copylib.analysis.softmax.uniform_copy_attention`) the exact
     ``-ln p(Y | A)`` (:func:`~copylib.posterior.evidence.negative_log_evidence`, readout
@@ -520,7 +520,7 @@ def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states: Mapping
     states : mapping ``name -> c``
         The compared states, each ``c`` in ``(0, 1)``; at least one.
     n_data : int >= 2
-    generator : numpy.random.Generator
+    rng : numpy.random.Generator
 
     Returns
     -------
@@ -529,8 +529,8 @@ def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states: Mapping
     spec = check_spec(spec, kind="softmax", theory="plugin_evidence_error")
     P = check_int("P", P, 1)
     n_data = check_int("n_data", n_data, 2)
-    if not isinstance(generator, np.random.Generator):
-        raise TypeError(f"generator must be a numpy.random.Generator, got {type(generator).__name__}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     if not hasattr(states, "items") or len(states) == 0:
         raise TypeError(f"states must be a non-empty mapping name -> copy weight, got {states!r}")
     for name, c in (("c_ref", c_ref), *(("states", c) for c in states.values())):
@@ -539,7 +539,7 @@ def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states: Mapping
     L, V = spec.L, spec.V
     A_ref = uniform_copy_attention(c_ref, L)
     A_states = [uniform_copy_attention(c, L) for c in states.values()]
-    C = np.stack([cooccurrence(copy_task(P, L, V, generator)[0]) for _ in range(n_data)])
+    C = np.stack([cooccurrence(copy_task(P, L, V, rng)[0]) for _ in range(n_data)])
     ev_ref = np.asarray(negative_log_evidence(A_ref, C, spec))
     plug_ref = plugin_action_of_attention(A_ref, P, spec)
     exact, se, spread, plugin = [], [], [], []

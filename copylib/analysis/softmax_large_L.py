@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..arguments import as_paired_arrays, as_real_array, check_finite, check_int, check_positive
 from ..model.network import ModelSpec, check_spec
 from ..theory.softmax_marginal import (
     FiniteSizeRow,
@@ -224,12 +224,7 @@ def log_odds_slope(P_values: npt.ArrayLike, log_odds: npt.ArrayLike, err: npt.Ar
     -------
     slope, slope_err : float
     """
-    x = as_real_array("P_values", P_values)
-    y = as_real_array("log_odds", log_odds)
-    if x.ndim != 1 or x.size < 2 or y.shape != x.shape:
-        raise ValueError(f"P_values and log_odds must be 1-d of equal length >= 2, got {x.shape}, {y.shape}")
-    check_finite("P_values", x)
-    check_finite("log_odds", y)
+    x, y = as_paired_arrays("P_values", P_values, "log_odds", log_odds)
     if not (x > 0).all() or np.unique(x).size != x.size:
         raise ValueError("P_values must be positive and distinct")
     if err is None:

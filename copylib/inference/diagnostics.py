@@ -452,7 +452,7 @@ def _correlation_factor(corr: np.ndarray, name: str) -> np.ndarray:
     return F / np.linalg.norm(F, axis=1, keepdims=True)
 
 
-def studentized_z_null(corr_blocks: Sequence[npt.ArrayLike], n_groups: int | Sequence[int], generator: np.random.Generator,
+def studentized_z_null(corr_blocks: Sequence[npt.ArrayLike], n_groups: int | Sequence[int], rng: np.random.Generator,
                        n_sim: int = 20_000) -> StudentizedZNull:
     """The law of a z table whose error bars are estimated from few groups, by simulation.
 
@@ -469,7 +469,7 @@ def studentized_z_null(corr_blocks: Sequence[npt.ArrayLike], n_groups: int | Seq
     corr_blocks : sequence of ``(n_b, n_b)`` correlation matrices (symmetric, unit diagonal,
     entries in ``[-1, 1]``; negative eigenvalues of an estimate are dropped);
     n_groups : int ``>= 4`` (every block) or one per block (``E z^2`` is finite from four groups on);
-    generator : numpy Generator, the source of every draw; n_sim : int ``>= 100``, tables simulated.
+    rng : numpy Generator, the source of every draw; n_sim : int ``>= 100``, tables simulated.
     """
     if isinstance(corr_blocks, np.ndarray) and corr_blocks.ndim == 2:
         raise TypeError("corr_blocks must be a sequence of correlation matrices, got one matrix: pass [corr]")
@@ -482,14 +482,14 @@ def studentized_z_null(corr_blocks: Sequence[npt.ArrayLike], n_groups: int | Seq
     for G in groups:
         if isinstance(G, bool) or not isinstance(G, numbers.Integral) or G < 4:
             raise ValueError(f"n_groups must be integers >= 4 (E z^2 is finite from four groups on), got {G!r}")
-    if not isinstance(generator, np.random.Generator):
-        raise TypeError(f"generator must be a numpy.random.Generator, got {type(generator).__name__}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     if isinstance(n_sim, bool) or not isinstance(n_sim, numbers.Integral) or n_sim < 100:
         raise ValueError(f"n_sim must be an integer >= 100, got {n_sim!r}")
     n = sum(F.shape[0] for F in factors)
     sum_z2, max_z = np.zeros(n_sim), np.zeros(n_sim)
     for F, G in zip(factors, groups):
-        x = generator.standard_normal((n_sim, int(G), F.shape[1])) @ F.T  # (table, group, quantity)
+        x = rng.standard_normal((n_sim, int(G), F.shape[1])) @ F.T  # (table, group, quantity)
         z = x.mean(1) / (x.std(1, ddof=1) / np.sqrt(G))
         sum_z2 += (z * z).sum(1)
         np.maximum(max_z, np.abs(z).max(1), out=max_z)

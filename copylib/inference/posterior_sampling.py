@@ -17,7 +17,6 @@ result cache (:mod:`copylib.cache`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -158,10 +157,16 @@ def _default_scales(spec: ModelSpec, names, scales):
     return out
 
 
-def _sample(target: PosteriorTarget, name: str, n_steps, generator, *, n_warmup, init, step_size, thin, metropolis,
-            target_accept, scales, record, cache, kwargs) -> SamplingResult:
-    """Langevin on ``target`` from ``init``, through the cache if ``cache`` (``name`` keys it)."""
-    spec, R, names = target.spec, target.R, target.names
+def _sample(target_class: type[PosteriorTarget], name: str, C, spec, n_chains, n_steps, generator, *, n_warmup,
+            init="prior", step_size=0.1, thin=1, metropolis=True, target_accept=0.57, scales=None, record="order",
+            cache=False, **kwargs) -> SamplingResult:
+    """Langevin on ``target_class(C, spec, n_chains)`` from ``init``, through the cache if ``cache`` (``name``
+    keys it). The one signature of both public samplers: the arguments are checked here, once."""
+    spec = check_spec(spec)
+    R = check_int("n_chains", n_chains, 1)
+    check_generator("generator", generator, "torch")
+    target = target_class(C, spec, R)
+    names = target.names
     recorder = _posterior_record(record, spec, names)
 
     def run():
@@ -178,24 +183,8 @@ def _sample(target: PosteriorTarget, name: str, n_steps, generator, *, n_warmup,
     return _run_cached(cache, name, params, generator, run)
 
 
-def sample_collapsed_posterior(
-    C: npt.ArrayLike | torch.Tensor,
-    spec: ModelSpec,
-    n_chains: int,
-    n_steps: int,
-    generator: torch.Generator,
-    *,
-    n_warmup: int,
-    init: str | dict[str, npt.ArrayLike | torch.Tensor] = "prior",
-    step_size: npt.ArrayLike | torch.Tensor = 0.1,
-    thin: int = 1,
-    metropolis: bool = True,
-    target_accept: float = 0.57,
-    scales: dict | None = None,
-    record: str | Callable | None = "order",
-    cache: bool = False,
-    **kwargs: Any,
-) -> SamplingResult:
+def sample_collapsed_posterior(C: npt.ArrayLike | torch.Tensor, spec: ModelSpec, n_chains: int, n_steps: int,
+                               generator: torch.Generator, **options: Any) -> SamplingResult:
     """Langevin (default MALA) on the logits ``(g, b)`` with the readout integrated out.
 
     The energy is :func:`copylib.posterior.evidence.effective_action` ``(g, b, C, spec)``:
@@ -249,33 +238,12 @@ def sample_collapsed_posterior(
     -------
     SamplingResult (``final_params = {"g": (R, L, L), "b": (R,)}``)
     """
-    spec = check_spec(spec)
-    R = check_int("n_chains", n_chains, 1)
-    check_generator("generator", generator, "torch")
-    target = CollapsedPosterior(C, spec, R)
-    return _sample(target, "sample_collapsed_posterior", n_steps, generator, n_warmup=n_warmup, init=init,
-                   step_size=step_size, thin=thin, metropolis=metropolis, target_accept=target_accept,
-                   scales=scales, record=record, cache=cache, kwargs=kwargs)
+    return _sample(CollapsedPosterior, "sample_collapsed_posterior", C, spec, n_chains, n_steps, generator,
+                   **options)
 
 
-def sample_full_posterior(
-    C: npt.ArrayLike | torch.Tensor,
-    spec: ModelSpec,
-    n_chains: int,
-    n_steps: int,
-    generator: torch.Generator,
-    *,
-    n_warmup: int,
-    init: str | dict[str, npt.ArrayLike | torch.Tensor] = "prior",
-    step_size: npt.ArrayLike | torch.Tensor = 0.1,
-    thin: int = 1,
-    metropolis: bool = True,
-    target_accept: float = 0.57,
-    scales: dict | None = None,
-    record: str | Callable | None = "order",
-    cache: bool = False,
-    **kwargs: Any,
-) -> SamplingResult:
+def sample_full_posterior(C: npt.ArrayLike | torch.Tensor, spec: ModelSpec, n_chains: int, n_steps: int,
+                          generator: torch.Generator, **options: Any) -> SamplingResult:
     """Langevin (default MALA) on the whole network ``(g, b, W)``.
 
     The energy is :func:`copylib.posterior.targets.map_objective`, the negative log joint
@@ -293,10 +261,4 @@ def sample_full_posterior(
     -b, -W)``; the two signs are separated by a barrier once the data pin ``W``
     down, so measure sign-invariant quantities (``|m|``, ``m^2``, ``q m``).
     """
-    spec = check_spec(spec)
-    R = check_int("n_chains", n_chains, 1)
-    check_generator("generator", generator, "torch")
-    target = JointPosterior(C, spec, R)
-    return _sample(target, "sample_full_posterior", n_steps, generator, n_warmup=n_warmup, init=init,
-                   step_size=step_size, thin=thin, metropolis=metropolis, target_accept=target_accept,
-                   scales=scales, record=record, cache=cache, kwargs=kwargs)
+    return _sample(JointPosterior, "sample_full_posterior", C, spec, n_chains, n_steps, generator, **options)

@@ -63,6 +63,7 @@ from scipy.special import expit
 from ..arguments import as_finite_array, as_real_array, check_int, check_P, check_positive, check_version
 from ..model.network import ModelSpec, check_spec
 from .reduced_action import grid_minimum_points, inflection_pair
+from .softmax_noise import set_shift_and_rho
 
 __all__ = [
     "VERSIONS",
@@ -304,14 +305,7 @@ class RowGapNoise:
     std: float
 
     def __post_init__(self):
-        shift = np.asarray(self.shift, dtype=np.float64)
-        rho = np.asarray(self.rho, dtype=np.float64)
-        if shift.ndim != 2 or shift.shape != rho.shape or shift.size == 0:
-            raise ValueError("RowGapNoise.shift and RowGapNoise.rho must be non-empty 2-d arrays of equal shape")
-        if not (np.isfinite(shift).all() and np.isfinite(rho).all()) or (rho <= 0).any() or (rho > 1).any():
-            raise ValueError("RowGapNoise.shift must be finite and RowGapNoise.rho in (0, 1]")
-        object.__setattr__(self, "shift", shift)
-        object.__setattr__(self, "rho", rho)
+        set_shift_and_rho(self, 2)
         object.__setattr__(self, "std", check_positive("std", self.std, allow_zero=True))
 
 
@@ -598,7 +592,7 @@ class RowGapBranches:
     P3: float
 
 
-def row_gap_branches(P_grid: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field", copy_start: float = 5.0,
+def row_gap_branches(P_values: npt.ArrayLike, spec: ModelSpec, *, version: str = "mean_field", copy_start: float = 5.0,
                      tol: float = 1e-3, noise: RowGapNoise | None = None) -> RowGapBranches:
     """Follow the minima of the per-row family up and down a grid of ``P`` (continuation).
 
@@ -608,27 +602,27 @@ def row_gap_branches(P_grid: npt.ArrayLike, spec: ModelSpec, *, version: str = "
     downwards. Where a branch's minimum disappears (a spinodal) the continuation
     falls onto the other branch; ``coexist`` marks the sizes where they differ.
 
-    P_grid : increasing 1-d array of ``P > 0``. With ``noise`` (:func:`row_gap_noise`)
+    P_values : increasing 1-d array of ``P > 0``. With ``noise`` (:func:`row_gap_noise`)
     the action is that of :func:`row_gap_action` with noise, and ``c_pool``, ``c_copy``
     are the noise-averaged copy weights.
     """
     spec = _check_spec(spec)
     version = check_version(version, VERSIONS)
-    P_grid = check_P(P_grid, "P_grid")
-    if P_grid.ndim != 1 or P_grid.size < 2 or not (np.diff(P_grid) > 0).all():
-        raise ValueError("P_grid must be an increasing 1-d array of at least 2 sizes")
+    P_values = check_P(P_values, "P_values")
+    if P_values.ndim != 1 or P_values.size < 2 or not (np.diff(P_values) > 0).all():
+        raise ValueError("P_values must be an increasing 1-d array of at least 2 sizes")
     rows = copy_rows(spec)
     shift_rho = _noise_for(noise, rows)
     n = rows.competitors.size
-    Dp, Dc = np.empty((P_grid.size, n)), np.empty((P_grid.size, n))
-    Fp, Fc = np.empty(P_grid.size), np.empty(P_grid.size)
+    Dp, Dc = np.empty((P_values.size, n)), np.empty((P_values.size, n))
+    Fp, Fc = np.empty(P_values.size), np.empty(P_values.size)
     x = np.zeros(n)
-    for i, P in enumerate(P_grid):
+    for i, P in enumerate(P_values):
         x, Fp[i] = _row_min(float(P), spec, rows, version, x, shift_rho)
         Dp[i] = x
     x = np.full(n, float(copy_start))
-    for i in range(P_grid.size - 1, -1, -1):
-        x, Fc[i] = _row_min(float(P_grid[i]), spec, rows, version, x, shift_rho)
+    for i in range(P_values.size - 1, -1, -1):
+        x, Fc[i] = _row_min(float(P_values[i]), spec, rows, version, x, shift_rho)
         Dc[i] = x
     cp = _row_weights(Dp, *shift_rho)[0]
     cc = _row_weights(Dc, *shift_rho)[0]
@@ -640,6 +634,6 @@ def row_gap_branches(P_grid: npt.ArrayLike, spec: ModelSpec, *, version: str = "
         s = np.flatnonzero(np.sign(d[:-1]) * np.sign(d[1:]) < 0)
         if s.size:
             i, j = idx[s[0]], idx[s[0] + 1]
-            P3 = float(P_grid[i] - d[s[0]] * (P_grid[j] - P_grid[i]) / (d[s[0] + 1] - d[s[0]]))
-    return RowGapBranches(P=P_grid.copy(), Delta_pool=Dp, Delta_copy=Dc, F_pool=Fp, F_copy=Fc, c_pool=cp,
+            P3 = float(P_values[i] - d[s[0]] * (P_values[j] - P_values[i]) / (d[s[0] + 1] - d[s[0]]))
+    return RowGapBranches(P=P_values.copy(), Delta_pool=Dp, Delta_copy=Dc, F_pool=Fp, F_copy=Fc, c_pool=cp,
                           c_copy=cc, coexist=coexist, P3=P3)

@@ -13,17 +13,7 @@ import numpy.typing as npt
 
 from ..arguments import as_finite_array, check_version
 from ..model.network import ModelSpec
-from .linear_action import (
-    VERSIONS,
-    ActionConstants,
-    action_constants,
-    check_linear_spec,
-    copy_share,
-    origin_hessian,
-    origin_r2,
-    predicted_test_loss,
-    spec_of_constants,
-)
+from . import linear_action as action
 from .linear_minima import ActionMinimum, WhitenedAction, minimise_many, minimum_curve, standard_starts
 from .linear_thresholds import p2_numerical
 from .trust_region import descend_many
@@ -49,16 +39,16 @@ def _minimum_test(obj: WhitenedAction, z, P):
     return lam, np.where(np.isfinite(step), step, np.inf), np.linalg.norm(grad, axis=1)
 
 
-def _local_minima_many(Ps, k: ActionConstants, version: str, n_rays: int, sep: float):
+def _local_minima_many(Ps, k: action.ActionConstants, version: str, n_rays: int, sep: float):
     """All local minima found at each ``P`` of ``Ps`` (lists of :class:`ActionMinimum`, by copy share)."""
     obj = WhitenedAction(k, version)
     L = k.L
     Pa = np.asarray(Ps, dtype=np.float64)
     glob = minimise_many(Pa, k, version)
-    r2_origin = origin_r2(Pa, k) if obj.fl else np.zeros(Pa.size)
+    r2_origin = action.origin_r2(Pa, k) if obj.fl else np.zeros(Pa.size)
     shares = (np.arange(n_rays) + 0.5) / n_rays
     zs, owner = [], []
-    H_mm, H_qq, H_mq = np.broadcast_arrays(*origin_hessian(Pa, k, version))
+    H_mm, H_qq, H_mq = np.broadcast_arrays(*action.origin_hessian(Pa, k, version))
     for i, g in enumerate(glob):
         r2_0 = float(r2_origin[i])
         H0 = np.array([[H_mm[i] * k.s_p2, H_mq[i] * obj.sm * obj.sq],
@@ -79,7 +69,7 @@ def _local_minima_many(Ps, k: ActionConstants, version: str, n_rays: int, sep: f
     z, f = descend_many(obj, np.asarray(zs), Pa[owner])
     lam, newton, gn = _minimum_test(obj, z, Pa[owner])
     m_all, q_all, r2_all = obj.phys(z)
-    share_all = copy_share(m_all, q_all, L)
+    share_all = action.copy_share(m_all, q_all, L)
     out = []
     for i, P in enumerate(Pa):
         mine = np.flatnonzero((owner == i) & (lam > 0) & (m_all > 1e-12) & (q_all >= 0) & (newton < 1e-4))
@@ -92,10 +82,11 @@ def _local_minima_many(Ps, k: ActionConstants, version: str, n_rays: int, sep: f
                 continue
             found.append((share_all[j], f[j], j))
         mins = []
+        spec = action.spec_of_constants(k)
         for _, fj, j in found:
             m, q, r2 = float(m_all[j]), float(q_all[j]), float(r2_all[j])
             mins.append(ActionMinimum(P=float(P), version=version, m=m, q=q, r2=r2, action=float(fj),
-                                      test_loss=float(predicted_test_loss(m, q, float(P), spec_of_constants(k), r2=r2)),
+                                      test_loss=float(action.predicted_test_loss(m, q, float(P), spec, r2=r2)),
                                       grad_norm=float(gn[j])))
         out.append(mins)
     return out
@@ -132,8 +123,8 @@ def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n
     :class:`ActionMinimum`, ordered by increasing copy share. Two entries mean
     two coexisting minima (pooling and copying).
     """
-    spec = check_linear_spec(spec)
-    version = check_version(version, VERSIONS)
+    spec = action.check_linear_spec(spec)
+    version = check_version(version, action.VERSIONS)
     if isinstance(n_rays, bool) or not isinstance(n_rays, numbers.Integral) or n_rays < 2:
         raise ValueError(f"n_rays must be an integer >= 2, got {n_rays!r}")
     if isinstance(sep, bool) or not isinstance(sep, numbers.Real) or not (0 < sep < 1):
@@ -142,7 +133,7 @@ def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n
     Pa = as_finite_array("P", P, positive=True)
     if Pa.ndim > 1 or Pa.size == 0:
         raise ValueError(f"P must be a float or a non-empty 1-d array, got shape {Pa.shape}")
-    out = _local_minima_many(Pa.reshape(-1), action_constants(spec), version, int(n_rays), float(sep))
+    out = _local_minima_many(Pa.reshape(-1), action.action_constants(spec), version, int(n_rays), float(sep))
     return out[0] if scalar else out
 
 
@@ -183,7 +174,7 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[floa
 
     1. :func:`minimum_curve` on ``n_scan`` geometric points of
        ``P in [span[0], span[1]] * p2_numerical``; take the neighbouring pair with
-       the largest change of :func:`copy_share`.
+       the largest change of :func:`~copylib.theory.linear_action.copy_share`.
     2. Bisect that interval (geometric midpoints) down to ``P_hi/P_lo - 1 < rtol``,
        assigning each midpoint to the side whose share its global minimum
        (standard starts plus both current end minima; the end minima alone once
@@ -205,8 +196,8 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[floa
     -------
     CopyJump
     """
-    spec = check_linear_spec(spec)
-    version = check_version(version, VERSIONS)
+    spec = action.check_linear_spec(spec)
+    version = check_version(version, action.VERSIONS)
     span_a = as_finite_array("span", span, positive=True).reshape(-1)
     lo_f, hi_f = (float(span_a[0]), float(span_a[1])) if span_a.size == 2 else (0.0, 0.0)
     if not (0 < lo_f < 1 < hi_f):
@@ -216,7 +207,7 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[floa
     for name, x, top in (("rtol", rtol, 1e-3), ("delta", delta, 1e-2), ("sep", sep, 1.0)):
         if isinstance(x, bool) or not isinstance(x, numbers.Real) or not (0 < x <= top) or (name == "sep" and x == 1):
             raise ValueError(f"{name} must be a real number in (0, {top}], got {x!r}")
-    k = action_constants(spec)
+    k = action.action_constants(spec)
     L = k.L
     P2 = p2_numerical(spec, version, rtol=1e-5)
     grid = P2 * np.geomspace(lo_f, hi_f, int(n_scan))
@@ -225,7 +216,7 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[floa
     i = int(np.abs(np.diff(share)).argmax())
 
     def share_of(r):
-        return float(copy_share(r.m, r.q, L)) if r.m > 0 else 0.0
+        return float(action.copy_share(r.m, r.q, L)) if r.m > 0 else 0.0
 
     def at(P, hints):
         # the standard starts while the bracket is wide; once it is narrow (below 1e-3 relative) the

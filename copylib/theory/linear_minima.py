@@ -163,21 +163,21 @@ def _stack(ks: list) -> ActionConstants:
     return ActionConstants(**{f.name: np.array([getattr(k, f.name) for k in ks], dtype=np.float64) for f in fields(ActionConstants)})
 
 
-def minimise_many(Ps: Iterable[float], k: ActionConstants | Sequence[ActionConstants], version: str,
+def minimise_many(P_values: Iterable[float], k: ActionConstants | Sequence[ActionConstants], version: str,
                   hints: Sequence[Sequence[Sequence[float]]] | None = None, standard: bool = True) -> list:
-    """Global minimum (:class:`ActionMinimum`) at each ``P`` of ``Ps``: the multi-start search of
+    """Global minimum (:class:`ActionMinimum`) at each ``P`` of ``P_values``: the multi-start search of
     :func:`action_minimum`, with the starts of all ``P`` descended together.
 
     k : one :class:`ActionConstants`, or a list of them (one per ``P``: several specs in one batch);
     hints : optional list (one per ``P``) of lists of extra ``(m, q, r2)`` starts;
     standard : whether to use the standard starts too (False: the hints only).
     """
-    Ps = [float(P) for P in Ps]
-    ks = list(k) if isinstance(k, (list, tuple)) else [k] * len(Ps)
+    P_values = [float(P) for P in P_values]
+    ks = list(k) if isinstance(k, (list, tuple)) else [k] * len(P_values)
     objs = {id(kk): WhitenedAction(kk, version) for kk in ks}
     kP = _stack(ks)
     fl = version == "fluct"
-    Pa = np.asarray(Ps)
+    Pa = np.asarray(P_values)
     r2_origin = origin_r2(Pa, kP) if fl else np.zeros(Pa.size)
     S_origin = action_grad(0.0, 0.0, r2_origin, Pa, kP, version)[0]
     H_mm, H_qq, H_mq = np.broadcast_arrays(*origin_hessian(Pa, kP, version))
@@ -215,7 +215,7 @@ def minimise_many(Ps: Iterable[float], k: ActionConstants | Sequence[ActionConst
     for kk in {id(kk): kk for kk in ks}.values():  # one call per spec
         mine = np.array([kj is kk for kj in ks])
         loss[mine] = predicted_test_loss(m[mine], q[mine], Pa[mine], spec_of_constants(kk), r2=r2[mine])
-    return [ActionMinimum(P=Ps[i], version=version, m=float(m[i]), q=float(q[i]), r2=float(r2[i]),
+    return [ActionMinimum(P=P_values[i], version=version, m=float(m[i]), q=float(q[i]), r2=float(r2[i]),
                           action=float(S[i]), test_loss=float(loss[i]), grad_norm=float(gn[i]))
             for i in range(Pa.size)]
 
@@ -278,17 +278,17 @@ def scan_minima(segments: Sequence[tuple[npt.ArrayLike, ActionConstants, ActionM
     return [out[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def minimum_curve(P_grid: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field") -> MinimumCurve:
+def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field") -> MinimumCurve:
     """:func:`action_minimum` over a grid of ``P`` (each warm-started from its neighbour).
 
-    P_grid : 1-d array_like of ``P > 0`` (any order; results in the given order).
+    P_values : 1-d array_like of ``P > 0`` (any order; results in the given order).
     Returns :class:`MinimumCurve` (``m, q, r2, action, test_loss, copy_share``).
     """
     spec = check_linear_spec(spec)
     version = check_version(version, VERSIONS)
-    Pg = as_finite_array("P_grid", P_grid, positive=True)
+    Pg = as_finite_array("P_values", P_values, positive=True)
     if Pg.ndim != 1 or Pg.size == 0:
-        raise ValueError(f"P_grid must be a non-empty 1-d array, got shape {Pg.shape}")
+        raise ValueError(f"P_values must be a non-empty 1-d array, got shape {Pg.shape}")
     k = action_constants(spec)
     order = np.argsort(Pg, kind="stable")
     out = [None] * Pg.size

@@ -311,8 +311,8 @@ def finite_size_row(spec: ModelSpec, cumulants: RowCumulants, *, P_range: tuple[
     if xtol is not None:
         xtol = check_positive("xtol", xtol)
 
-    def scan(Ps, check=True):
-        return marginal_scan(np.atleast_1d(np.asarray(Ps, dtype=float)), spec, cum, correction=correction,
+    def scan(P_values, check=True):
+        return marginal_scan(np.atleast_1d(np.asarray(P_values, dtype=float)), spec, cum, correction=correction,
                              check_coverage=check)
 
     Pc = np.geomspace(a, b, n_coarse)

@@ -41,6 +41,20 @@ def check_softmax_spec(spec: object) -> ModelSpec:
     return check_spec(spec, kind="softmax", theory="the softmax theory")
 
 
+def set_shift_and_rho(noise: object, ndim: int) -> None:
+    """Check a frozen noise dataclass's ``shift`` (finite) and ``rho`` (in (0, 1]), non-empty arrays of one
+    shape with ``ndim`` dimensions, and store them as float64 arrays (its ``__post_init__``)."""
+    name = type(noise).__name__
+    shift = np.asarray(noise.shift, dtype=np.float64)
+    rho = np.asarray(noise.rho, dtype=np.float64)
+    if shift.ndim != ndim or shift.shape != rho.shape or shift.size == 0:
+        raise ValueError(f"{name}.shift and {name}.rho must be non-empty {ndim}-d arrays of equal shape")
+    if not (np.isfinite(shift).all() and np.isfinite(rho).all()) or (rho <= 0).any() or (rho > 1).any():
+        raise ValueError(f"{name}.shift must be finite and {name}.rho in (0, 1]")
+    object.__setattr__(noise, "shift", shift)
+    object.__setattr__(noise, "rho", rho)
+
+
 @dataclass(frozen=True)
 class RowNoise:
     """A fixed sample of noisy softmax rows, enough to average any copy-state row.
@@ -68,14 +82,7 @@ class RowNoise:
     L: int
 
     def __post_init__(self):
-        shift = np.asarray(self.shift, dtype=np.float64)
-        rho = np.asarray(self.rho, dtype=np.float64)
-        if shift.ndim != 1 or shift.shape != rho.shape or shift.size == 0:
-            raise ValueError("RowNoise.shift and RowNoise.rho must be non-empty 1-d arrays of equal length")
-        if not (np.isfinite(shift).all() and np.isfinite(rho).all()) or (rho <= 0).any() or (rho > 1).any():
-            raise ValueError("RowNoise.shift must be finite and RowNoise.rho in (0, 1]")
-        object.__setattr__(self, "shift", shift)
-        object.__setattr__(self, "rho", rho)
+        set_shift_and_rho(self, 1)
         object.__setattr__(self, "L", check_int("L", self.L, 2))
         object.__setattr__(self, "std", check_positive("std", self.std, allow_zero=True))
 

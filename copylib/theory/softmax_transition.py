@@ -443,31 +443,31 @@ class OrderParameterCurve:
     n_minima: np.ndarray
 
 
-def order_parameter_curve(P_grid: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field", *,
+def order_parameter_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field", *,
                           noise: RowNoise | None = None,
                           Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID
                           ) -> OrderParameterCurve:
-    """Global minimum of ``S`` (gap, copy weight, test loss, action) at each ``P`` of ``P_grid``.
+    """Global minimum of ``S`` (gap, copy weight, test loss, action) at each ``P`` of ``P_values``.
 
-    P_grid : 1-d array of ``P > 0``. The copy weight and loss jump at ``P3``.
+    P_values : 1-d array of ``P > 0``. The copy weight and loss jump at ``P3``.
     """
     spec = check_softmax_spec(spec)
     version = check_version(version, VERSIONS)
     rows_for(version, spec, noise)
-    P_grid = check_P(P_grid, "P_grid")
-    if P_grid.ndim != 1 or P_grid.size == 0:
-        raise ValueError(f"P_grid must be a non-empty 1-d array, got shape {P_grid.shape}")
+    P_values = check_P(P_values, "P_values")
+    if P_values.ndim != 1 or P_values.size == 0:
+        raise ValueError(f"P_values must be a non-empty 1-d array, got shape {P_values.shape}")
     grid = DeltaGrid(Delta_max, n_grid, spec, version, noise)
     D, F, n = [], [], []
-    for mins, vals in _minima_many(P_grid.astype(np.float64), spec, version, noise, grid):
+    for mins, vals in _minima_many(P_values.astype(np.float64), spec, version, noise, grid):
         j = int(np.argmin(vals))
         D.append(mins[j])
         F.append(vals[j])
         n.append(mins.size)
     D = np.asarray(D)
     return OrderParameterCurve(
-        P=P_grid.copy(), Delta=D, copy_weight=copy_weight_of_gap(D, spec, version=version, noise=noise),
-        loss=state_loss(D, P_grid, spec, version=version, noise=noise), action=np.asarray(F),
+        P=P_values.copy(), Delta=D, copy_weight=copy_weight_of_gap(D, spec, version=version, noise=noise),
+        loss=state_loss(D, P_values, spec, version=version, noise=noise), action=np.asarray(F),
         n_minima=np.asarray(n),
     )
 

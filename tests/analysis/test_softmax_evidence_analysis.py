@@ -136,7 +136,7 @@ def test_plugin_evidence_error_names_bad_arguments():
         sxe.plugin_evidence_error(spec, 30, 0.2, {"a": 0.4}, 1, np.random.default_rng(0))
     with pytest.raises(TypeError, match="states"):
         sxe.plugin_evidence_error(spec, 30, 0.2, {}, 3, np.random.default_rng(0))
-    with pytest.raises(TypeError, match="generator"):
+    with pytest.raises(TypeError, match="rng"):
         sxe.plugin_evidence_error(spec, 30, 0.2, {"a": 0.4}, 3, 0)
 
 

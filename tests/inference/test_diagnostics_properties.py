@@ -233,5 +233,5 @@ def test_studentized_z_null_valid(sizes, G, level, seed):
         null.calibration(np.full(null.n, np.nan))
     with raises_naming("threshold"):
         null.false_alarm(float("nan"))
-    with pytest.raises(TypeError, match="generator"):
+    with pytest.raises(TypeError, match="rng"):
         dg.studentized_z_null(blocks, G, 0)

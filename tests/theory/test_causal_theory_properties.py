@@ -201,7 +201,7 @@ _CALLS = {
     "row_gap_action": lambda a: ct.row_gap_action(a["Delta"], a["P"], a["spec"], version=a["version"]),
     "uniform_gap_minima": lambda a: ct.uniform_gap_minima(a["P"], a["spec"], version=a["version"]),
     "row_gap_minimum": lambda a: ct.row_gap_minimum(a["P"], a["spec"], a["start"], version=a["version"]),
-    "row_gap_branches": lambda a: ct.row_gap_branches(a["P_grid"], a["spec"], version=a["version"]),
+    "row_gap_branches": lambda a: ct.row_gap_branches(a["P_values"], a["spec"], version=a["version"]),
     "uniform_gap_transition": lambda a: ct.uniform_gap_transition(a["spec"], version=a["version"],
                                                                   P_range=a["P_range"], n_scan=a["n_scan"]),
 }
@@ -209,7 +209,7 @@ _USES = {
     "copy_rows": ["spec"], "row_copy_weights": ["Delta", "spec"], "copy_state_invariants": ["Delta", "spec"],
     "gap_action": ["Delta", "P", "spec", "version"], "row_gap_action": ["Delta", "P", "spec", "version"],
     "uniform_gap_minima": ["P", "spec", "version"], "row_gap_minimum": ["P", "spec", "start", "version"],
-    "row_gap_branches": ["P_grid", "spec", "version"],
+    "row_gap_branches": ["P_values", "spec", "version"],
     "uniform_gap_transition": ["spec", "version", "P_range", "n_scan"],
 }
 
@@ -223,7 +223,7 @@ def test_causal_theory_invalid(data):
     name = data.draw(st.sampled_from(_USES[which]))
     spec = cl.ModelSpec(5, 3, kind="softmax", cyclic=False, causal=True)
     args = {"spec": spec, "Delta": np.full(4, 1.0) if which == "row_gap_action" else np.array([0.5, 1.0]),
-            "P": 50.0, "version": "mean_field", "start": 1.0, "P_grid": np.array([10.0, 20.0]),
+            "P": 50.0, "version": "mean_field", "start": 1.0, "P_values": np.array([10.0, 20.0]),
             "P_range": (10.0, 100.0), "n_scan": 5}
     bad = {
         "spec": st.one_of(bad_spec(), st.just(cl.ModelSpec(5, 3, kind="linear")), st.just(cl.ModelSpec(5, 3, cyclic=False))),
@@ -231,7 +231,7 @@ def test_causal_theory_invalid(data):
         "P": st.sampled_from([0.0, -1.0, math.nan, math.inf, None, "10"]),
         "version": st.sampled_from(["fluct", "energy", "bayes", None, 1]),
         "start": st.sampled_from([math.nan, np.zeros(3), None]),
-        "P_grid": st.sampled_from([np.array([20.0, 10.0]), np.array([10.0]), np.array([0.0, 1.0]), None]),
+        "P_values": st.sampled_from([np.array([20.0, 10.0]), np.array([10.0]), np.array([0.0, 1.0]), None]),
         "P_range": st.sampled_from([(10.0, 1.0), (0.0, 5.0), (1.0, math.inf)]),
         "n_scan": st.sampled_from([2, 0, 1.5, None]),
     }[name]

@@ -335,7 +335,7 @@ def test_bad_input_raises_value_error_naming_the_parameter():
         p1_analytic(ModelSpec(L=8, V=3, kind="softmax"))
     with pytest.raises(ValueError, match="spec.cyclic"):
         reduced_action(0.1, 0.0, 10.0, ModelSpec(L=8, V=3, kind="linear", cyclic=False))
-    with pytest.raises(ValueError, match="P_grid"):
+    with pytest.raises(ValueError, match="P_values"):
         minimum_curve(np.ones((2, 2)), SPEC)
     with pytest.raises(ValueError, match="A"):
         plugin_readout(np.ones((3, 3)), 10.0, SPEC)

@@ -245,7 +245,7 @@ def test_p2_numerical_many_valid(spec_list, version):
 
 _SPEC = cl.ModelSpec(L=4, V=3, kind="linear")
 _ARRAYS = {"m": np.zeros(2), "q": np.zeros(2), "P": np.full(2, 10.0), "r2": np.full(2, 0.1),
-           "A": np.full((4, 4), 0.25), "P_grid": np.array([1.0, 10.0])}
+           "A": np.full((4, 4), 0.25), "P_values": np.array([1.0, 10.0])}
 _CALLS = {
     "reduced_action": (("m", "q", "P", "spec"), {"version": "mean_field", "r2": "r2"}),
     "reduced_action_gradient": (("m", "q", "P", "spec"), {"version": "fluct", "r2": "r2"}),
@@ -253,7 +253,7 @@ _CALLS = {
     "hessian_at_origin": (("P", "spec"), {"version": "map"}),
     "susceptibility_m": (("P", "spec"), {"version": "mean_field"}),
     "action_minimum": (("P", "spec"), {"version": "mean_field", "hint": None}),
-    "minimum_curve": (("P_grid", "spec"), {"version": "mean_field"}),
+    "minimum_curve": (("P_values", "spec"), {"version": "mean_field"}),
     "plugin_readout": (("A", "P", "spec"), {"r2": "r2"}),
     "predicted_test_loss": (("m", "q", "P", "spec"), {"r2": "r2"}),
     "p1_analytic": (("spec",), {"version": "mean_field", "form": "exact"}),
@@ -293,9 +293,9 @@ def test_linear_theory_invalid(data):
     else:
         case = data.draw(st.sampled_from(["nonfinite", "kind", "range", "shape"]))
         value = args[name]
-        if case == "range" and name in ("P", "P_grid", "r2"):
+        if case == "range" and name in ("P", "P_values", "r2"):
             value = np.array([1.0, -1.0 if name == "r2" else 0.0])
-        elif case == "shape" and name in ("A", "P_grid"):
+        elif case == "shape" and name in ("A", "P_values"):
             value = np.zeros((3, 3)) if name == "A" else np.ones((2, 2))
         elif case == "kind":
             none_ok = name == "r2" and which in ("reduced_action", "reduced_action_gradient")  # None: the saddle

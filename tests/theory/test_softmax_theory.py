@@ -54,7 +54,7 @@ def test_bad_input(noise):
         row_noise(SPEC, np.random.default_rng(0), n_draws=1000)
     with pytest.raises(TypeError, match="rng"):
         row_noise(SPEC, 0)
-    with pytest.raises(ValueError, match="P_grid"):
+    with pytest.raises(ValueError, match="P_values"):
         order_parameter_curve(np.array([10.0, 0.0]), SPEC)
     with pytest.raises(ValueError, match="P_range"):
         spinodals(SPEC, P_range=(10.0, 5.0))

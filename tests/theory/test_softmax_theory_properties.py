@@ -91,7 +91,7 @@ _NOISE = st_.row_noise(_SPEC, np.random.default_rng(0), n_draws=8)
 def _call(which, name, data):
     """Valid arguments of ``which`` with ``name`` replaced by an invalid value drawn from ``data``."""
     arrays = {"Delta": np.array([0.0, 1.0]), "P": np.array([10.0, 20.0]), "A": np.full((4, 4), 0.25),
-              "P_grid": np.array([1.0, 10.0])}
+              "P_values": np.array([1.0, 10.0])}
     calls = {
         "reduced_action": (["Delta", "P"], {"version": "mean_field", "noise": None}),
         "reduced_action_derivatives": (["Delta", "P"], {"version": "fluct", "noise": _NOISE}),
@@ -103,7 +103,7 @@ def _call(which, name, data):
                            "Delta_max": 5.0, "n_grid": 21}),
         "first_order_point": ([], {"version": "mean_field", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
                                    "Delta_max": 5.0, "n_grid": 21}),
-        "order_parameter_curve": (["P_grid"], {"version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
+        "order_parameter_curve": (["P_values"], {"version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
         "row_noise": ([], {"rng": np.random.default_rng(0), "n_draws": 8, "std": None}),
         "transverse_average": ([], {"Delta": 1.0, "P": 10.0, "rng": np.random.default_rng(0), "n_samples": 4,
                                     "std": None}),
@@ -145,7 +145,7 @@ def _call(which, name, data):
     else:
         case = data.draw(st.sampled_from(["nonfinite", "kind", "range"]))
         value = args[name]
-        if case == "range" and name in ("P", "P_grid"):
+        if case == "range" and name in ("P", "P_values"):
             value = np.array([1.0, 0.0])
         elif case == "range" and name == "A":
             value = np.full((3, 3), 1 / 3)
@@ -162,7 +162,7 @@ _FUNCTIONS = ["reduced_action", "reduced_action_derivatives", "copy_weight_of_ga
               "transverse_average"]
 
 
-_PARAMS = ["Delta", "P", "A", "P_grid", "spec", "version", "noise", "n_grid", "n_scan", "n_draws", "n_samples",
+_PARAMS = ["Delta", "P", "A", "P_values", "spec", "version", "noise", "n_grid", "n_scan", "n_draws", "n_samples",
            "Delta_max", "std", "rng", "P_range"]
 
 
