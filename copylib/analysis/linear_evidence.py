@@ -189,6 +189,13 @@ class PluginZTest:
     corr: np.ndarray
     calibration: ZCalibration
 
+    @property
+    def corr_mq(self) -> np.ndarray:
+        """The correlation of ``z_m`` and ``z_q`` at each ``P >= P_split`` (one per ``z_m`` in ``z_exact``):
+        the entries of ``corr`` that the null of ``mean(z^2)`` takes from the data sets."""
+        groups = np.flatnonzero(~self.small)
+        return self.corr[np.arange(groups.size), groups.size + groups]
+
 
 def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | IntegratedMoments],
                   P_values: npt.ArrayLike, generator: np.random.Generator, *,

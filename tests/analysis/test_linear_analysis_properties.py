@@ -87,6 +87,8 @@ def test_plugin_z_test_valid(n_groups, n_sets, split, allowance, seed):
     assert (r.excess >= 0).all() and (r.excess <= np.abs(z_m[small]) + 1e-12).all()  # the allowance only removes
     assert isinstance(r.calibration, ZCalibration) and r.calibration.n == r.z_exact.size
     assert np.array_equal(r.corr, lxe.z_correlation(summary, ~small))
+    k = int((~small).sum())
+    assert r.corr_mq.shape == (k,) and np.allclose(r.corr_mq, [r.corr[i, k + g] for i, g in enumerate(np.flatnonzero(~small))])
     again = lxe.plugin_z_test(summary, theory, P, np.random.default_rng(seed), allowance=allowance, P_split=split,
                                n_sim=500)
     assert again.calibration == r.calibration  # the same generator seed gives the same law

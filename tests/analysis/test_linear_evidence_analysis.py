@@ -181,6 +181,8 @@ def test_z_correlation_recovers_the_data_sets_correlation_and_is_zero_across_P()
     assert corr.shape == (5, 5)
     assert corr[0, 3] == pytest.approx(0.6, abs=0.05) and corr[1, 4] == pytest.approx(0.6, abs=0.05)
     assert corr[0, 1] == 0 and corr[0, 2] == 0 and corr[0, 4] == 0 and corr[2, 3] == 0
+    r = plugin_z_test(s, _true_moments(3), [10, 200, 300], np.random.default_rng(0), n_sim=200)
+    np.testing.assert_array_equal(r.corr_mq, [corr[0, 3], corr[1, 4]])
     # independent values: the noise bias of r^2 is removed, so the estimate is mostly exactly 0
     m, q = _correlated_sets(np.random.default_rng(1), 40, 10, 0.0)
     r = np.diag(z_correlation(chain_group_summary(m, q), np.ones(40, dtype=bool))[:40, 40:])
