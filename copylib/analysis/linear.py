@@ -7,8 +7,8 @@ summaries are in :mod:`copylib.analysis.linear_evidence`; the threshold tables a
 :mod:`copylib.analysis.linear_thresholds`.
 
 * :func:`chain_group_summary`: sign-invariant sampled order parameters per
-  group of chains (one ``P`` each, one data set per chain), with a standard
-  error that includes the data-set spread.
+  group of data sets (one ``P`` each), with the standard error over the data sets, which
+  includes the chains' Monte Carlo error.
 * :func:`onset_from_squares`: a threshold estimate from ``m^2`` just above it.
 * :func:`map_sweep_datasets`: MAP-filtered Adam over ``P`` for several data sets, batched.
 * :func:`map_sweep_quenched`: Adam as :func:`map_sweep_datasets` plus the exact (L-BFGS) minimiser on the same data.
@@ -35,7 +35,6 @@ import torch
 from scipy.optimize import minimize
 
 from ..arguments import as_real_array, check_finite, check_int, check_P_values, check_positive
-from ..inference.diagnostics import mcse_mean
 from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
 from ..model.network import ModelSpec
 from ..posterior.order_parameters import order_parameters
@@ -76,8 +75,8 @@ class GroupSummary:
 
     rms_m, rms_m_se : sqrt(E m^2) and its standard error; q, q_se : E[q sign m];
     var_m : E m^2 (the sampled variance of m, mean 0 by symmetry); binder :
-    1 - E m^4/(3 (E m^2)^2); se_source : for each of the two observables, which
-    error was the larger ("spread" across chains/data sets or "mcse").
+    1 - E m^4/(3 (E m^2)^2); m2_sets, q_sets : ``(n_groups, n_sets)``, the data-set-level
+    values behind the errors, the mean of ``m^2`` and of ``q sign m`` over each data set's draws.
     """
 
     rms_m: np.ndarray
@@ -86,46 +85,43 @@ class GroupSummary:
     q_se: np.ndarray
     var_m: np.ndarray
     binder: np.ndarray
-    se_source: list
+    m2_sets: np.ndarray
+    q_sets: np.ndarray
+
+    @property
+    def n_sets(self) -> int:
+        """The number of data sets behind each error (the errors are Student-t with ``n_sets - 1`` degrees of freedom)."""
+        return int(self.m2_sets.shape[1])
 
 
 def chain_group_summary(m: npt.ArrayLike, q: npt.ArrayLike) -> GroupSummary:
-    """Summaries of samples ``m, q`` of shape ``(n_groups, n_chains, n_draws)``.
+    """Summaries of samples ``m, q`` of shape ``(n_groups, n_sets, n_draws)``: per group (one ``P``)
+    ``n_sets >= 2`` data sets, each with the pooled draws of its own chains.
 
-    Each chain is assumed to sample the posterior of its *own* data set. The
-    standard error of a group mean is the larger of (i) the spread of the
-    per-chain means, ``std(ddof=1)/sqrt(n_chains)``, which contains the Monte
-    Carlo error and the data-set (quenched) variance, and (ii) the pooled
-    Monte Carlo standard error :func:`copylib.inference.diagnostics.mcse_mean` (ArviZ, ESS based).
-    For ``sqrt(E m^2)`` the error of ``E m^2`` is propagated (delta method).
+    The group mean averages the data-set-level values (each data set's mean of ``m^2`` and of
+    ``q sign m``); its standard error is their spread over the data sets, ``std(ddof=1)/sqrt(n_sets)``,
+    the one estimator for both observables. The data sets are independent draws and their chains
+    independent, so the data-set-level values are independent and identically distributed: their
+    variance is the data-set (quenched) variance plus that data set's Monte Carlo variance, whatever
+    the chains' autocorrelation, and the spread estimates the variance of the group mean without
+    bias. An ESS-based Monte Carlo error (ArviZ) is not added or maximised over: it is already inside
+    the spread, and it assumes that all chains sample one target, which chains of different data
+    sets do not. For ``sqrt(E m^2)`` the error of ``E m^2`` is propagated (delta method).
     """
     m = as_real_array("m", m)
     q = as_real_array("q", q)
     if m.ndim != 3 or m.shape != q.shape:
-        raise ValueError(f"m and q must have equal shape (n_groups, n_chains, n_draws), got {m.shape}, {q.shape}")
+        raise ValueError(f"m and q must have equal shape (n_groups, n_sets, n_draws), got {m.shape}, {q.shape}")
     if m.shape[1] < 2 or m.shape[2] < 4:
-        raise ValueError(f"m and q need at least 2 chains and 4 draws per group, got shape {m.shape}")
+        raise ValueError(f"m and q need at least 2 data sets and 4 draws per group, got shape {m.shape}")
     check_finite("m", m)
     check_finite("q", q)
-    G, R, _ = m.shape
-    out = {k: np.empty(G) for k in ("rms", "rms_se", "q", "q_se", "var", "binder")}
-    src = []
-    for i in range(G):
-        m2, qs = m[i] ** 2, q[i] * np.sign(m[i])
-        pair = []
-        for _name, x in (("m2", m2), ("q", qs)):
-            spread = x.mean(1).std(ddof=1) / np.sqrt(R)
-            mc = float(mcse_mean(x))
-            pair.append((x.mean(), max(spread, mc), "spread" if spread >= mc else "mcse"))
-        (Em2, se_m2, s1), (Eq, se_q, s2) = pair
-        out["rms"][i] = np.sqrt(Em2)
-        out["rms_se"][i] = se_m2 / (2 * np.sqrt(Em2))
-        out["q"][i], out["q_se"][i] = Eq, se_q
-        out["var"][i] = Em2
-        out["binder"][i] = 1 - (m[i] ** 4).mean() / (3 * Em2**2)
-        src.append((s1, s2))
-    return GroupSummary(rms_m=out["rms"], rms_m_se=out["rms_se"], q=out["q"], q_se=out["q_se"], var_m=out["var"],
-                        binder=out["binder"], se_source=src)
+    n_sets = m.shape[1]
+    m2_sets, q_sets = (m**2).mean(-1), (q * np.sign(m)).mean(-1)
+    Em2 = m2_sets.mean(1)
+    se_m2, q_se = (x.std(1, ddof=1) / np.sqrt(n_sets) for x in (m2_sets, q_sets))
+    return GroupSummary(rms_m=np.sqrt(Em2), rms_m_se=se_m2 / (2 * np.sqrt(Em2)), q=q_sets.mean(1), q_se=q_se,
+                        var_m=Em2, binder=1 - (m**4).mean((1, 2)) / (3 * Em2**2), m2_sets=m2_sets, q_sets=q_sets)
 
 
 def onset_from_squares(P: npt.ArrayLike, m: npt.ArrayLike, *, tol: float = 1e-3) -> float:

@@ -4,8 +4,9 @@
   per-``P`` MCMC diagnostics of ``m^2``, ``q sign m`` and the energy, as a table and as arrays.
 * :func:`z_scores`: sampled summaries against a theory's moments, in standard errors.
 * :func:`excess_z`: a difference beyond a relative model-error allowance, in standard errors.
+* :func:`z_correlation`: the correlation matrix of a table of z's, estimated from the data-set-level values.
 * :func:`plugin_z_test`: the sampled moments against the plug-in posterior integral, with a model-error
-  allowance at small ``P`` and the calibration of the z's.
+  allowance at small ``P`` and the calibration of the z's against a null that includes their correlations.
 * :func:`diagnostics_frame`, :func:`diagnostics_summary`: the per-``P`` diagnostics as a table, and
   their worst values over the sample sizes where the chains are claimed mixed.
 * :func:`combined_excess`: the z's of ``sqrt(E m^2)`` below ``P_split`` of several :func:`plugin_z_test`
@@ -46,6 +47,7 @@ __all__ = [
     "diagnostics_table",
     "excess_z",
     "plugin_z_test",
+    "z_correlation",
     "z_scores",
     "CombinedExcess",
     "combined_excess",
@@ -128,6 +130,40 @@ def excess_z(sampled: npt.ArrayLike, se: npt.ArrayLike, theory: npt.ArrayLike, a
     return np.maximum(np.abs(sampled - theory) - allowance * np.abs(theory), 0) / se
 
 
+def z_correlation(summary: GroupSummary, exact_m: npt.ArrayLike) -> np.ndarray:
+    """The correlation matrix of the z's ``z_m[exact_m]`` then every ``z_q`` (the order of
+    :attr:`PluginZTest.z_exact`), estimated from the data-set-level values of ``summary``.
+
+    Within one group (one ``P``) the z's of ``sqrt(E m^2)`` and ``E[q sign m]`` come from the same
+    data sets and chains, so they are correlated like the data sets' means of ``m^2`` and
+    ``q sign m`` (``z_m`` is linear in the mean of ``m^2`` to first order). Different groups have
+    independent data sets and chains: zero. The sample correlation ``r`` of ``n_sets`` values is
+    noisy, ``E r^2 ~ rho^2 + (1 - rho^2)^2 / (n_sets - 1)``; that bias of ``r^2`` is removed (the
+    law of ``mean(z^2)`` depends on ``rho^2``), keeping the sign of ``r``.
+
+    summary : GroupSummary; exact_m : bool ``(n_groups,)``, the groups whose ``z_m`` is in the table.
+    Returns an ``(n, n)`` array, ``n = exact_m.sum() + n_groups``.
+    """
+    if not isinstance(summary, GroupSummary):
+        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    exact_m = np.asarray(exact_m)
+    G = summary.m2_sets.shape[0]
+    if exact_m.dtype != bool or exact_m.shape != (G,):
+        raise ValueError(f"exact_m must be a boolean array of shape ({G},), one per group, got {exact_m!r}")
+    n_sets = summary.n_sets
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dm = summary.m2_sets - summary.m2_sets.mean(1, keepdims=True)
+        dq = summary.q_sets - summary.q_sets.mean(1, keepdims=True)
+        r = (dm * dq).sum(1) / np.sqrt((dm * dm).sum(1) * (dq * dq).sum(1))
+    r = np.clip(np.nan_to_num(r), -1, 1)  # a constant observable is uncorrelated with the other
+    r = np.sign(r) * np.sqrt(np.clip(r**2 - (1 - r**2) ** 2 / (n_sets - 1), 0, 1))
+    i_m = np.flatnonzero(exact_m)
+    n = i_m.size + G
+    corr = np.eye(n)
+    corr[np.arange(i_m.size), i_m.size + i_m] = corr[i_m.size + i_m, np.arange(i_m.size)] = r[i_m]
+    return corr
+
+
 _OBSERVABLES = ("m²", "q sgn m", "energy")
 
 
@@ -139,8 +175,9 @@ class PluginZTest:
     allowance); z_m, z_q : ``(n_P,)`` z-scores of ``sqrt(E m^2)`` and ``E[q sign m]``; z_exact : the
     z's without allowance, ``z_m`` at ``P >= P_split`` then every ``z_q``; rel_small : sampled /
     theory - 1 of ``sqrt(E m^2)`` below ``P_split``; excess : the difference there beyond the
-    allowance, in standard errors (:func:`excess_z`); calibration : ``mean(z_exact^2)`` against
-    its law for independent Student-t z's (:func:`copylib.inference.diagnostics.studentized_z_null`).
+    allowance, in standard errors (:func:`excess_z`); corr : the estimated correlation matrix of
+    ``z_exact`` (:func:`z_correlation`); calibration : ``mean(z_exact^2)`` against its simulated law
+    for Student-t z's with that correlation (:func:`copylib.inference.diagnostics.studentized_z_null`).
     """
 
     small: np.ndarray
@@ -149,12 +186,20 @@ class PluginZTest:
     z_exact: np.ndarray
     rel_small: np.ndarray
     excess: np.ndarray
+    corr: np.ndarray
     calibration: ZCalibration
+
+    @property
+    def corr_mq(self) -> np.ndarray:
+        """The correlation of ``z_m`` and ``z_q`` at each ``P >= P_split`` (one per ``z_m`` in ``z_exact``):
+        the entries of ``corr`` that the null of ``mean(z^2)`` takes from the data sets."""
+        groups = np.flatnonzero(~self.small)
+        return self.corr[np.arange(groups.size), groups.size + groups]
 
 
 def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | IntegratedMoments],
-                  P_values: npt.ArrayLike, n_sets: int, generator: np.random.Generator, *,
-                  allowance: float = 0.03, P_split: float = 100.0) -> PluginZTest:
+                  P_values: npt.ArrayLike, generator: np.random.Generator, *,
+                  allowance: float = 0.03, P_split: float = 100.0, n_sim: int = 20_000) -> PluginZTest:
     """The sampled moments of ``summary`` against a theory's ``moments``, as the chapter tests them.
 
     Parameters
@@ -165,14 +210,18 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
         The theory's moments (objects with ``rms_m`` and ``q``), one per group.
     P_values : sequence of float
         The sample sizes of the groups (finite, > 0).
-    n_sets : int
-        Data sets per group (``>= 4``): each error is estimated from them.
     generator : numpy.random.Generator
         Source of the simulated law of ``mean(z^2)``.
     allowance : float
         Relative model-error allowance of ``sqrt(E m^2)`` below ``P_split`` (``>= 0``).
     P_split : float
         Sample size from which no allowance is made (``> 0``).
+    n_sim : int
+        Simulated tables of the law of ``mean(z^2)`` (``>= 100``).
+
+    Each error is the spread of ``summary.n_sets`` (``>= 4``) data-set-level values, so a z is
+    Student-t with ``n_sets - 1`` degrees of freedom; the law of ``mean(z^2)`` is simulated with
+    the correlations of :func:`z_correlation` (:func:`~copylib.inference.diagnostics.studentized_z_null`).
 
     Returns
     -------
@@ -183,7 +232,9 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
     P = as_real_array("P_values", P_values)
     if P.ndim != 1 or P.size != summary.rms_m.size or not np.all(np.isfinite(P) & (P > 0)):
         raise ValueError(f"P_values must be {summary.rms_m.size} finite values > 0, one per group, got {P_values!r}")
-    n_sets = check_int("n_sets", n_sets, 4)
+    if summary.n_sets < 4:
+        raise ValueError(f"summary must have at least 4 data sets per group (E z^2 is finite from four on), "
+                         f"got {summary.n_sets}")
     allowance = check_positive("allowance", allowance, allow_zero=True)
     P_split = check_positive("P_split", P_split)
     z_m, z_q = z_scores(summary, moments)
@@ -192,9 +243,11 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
     theory_m = np.array([t.rms_m for t in moments], dtype=float)[small]
     rel_small = summary.rms_m[small] / theory_m - 1
     excess = excess_z(summary.rms_m[small], summary.rms_m_se[small], theory_m, allowance)
-    calibration = studentized_z_null([np.eye(z_exact.size)], n_sets, generator).calibration(z_exact)
+    corr = z_correlation(summary, ~small)
+    # one block: the z's of different P are uncorrelated in corr, so their simulated groups are independent
+    calibration = studentized_z_null([corr], summary.n_sets, generator, n_sim=n_sim).calibration(z_exact)
     return PluginZTest(small=small, z_m=z_m, z_q=z_q, z_exact=z_exact, rel_small=rel_small, excess=excess,
-                       calibration=calibration)
+                       corr=corr, calibration=calibration)
 
 
 def diagnostics_frame(rows: Sequence[DatasetDiagnostics], P_values: Sequence[float] | np.ndarray) -> pd.DataFrame:

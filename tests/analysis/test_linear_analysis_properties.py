@@ -77,15 +77,20 @@ def test_plugin_z_test_valid(n_groups, n_sets, split, allowance, seed):
     rng = np.random.default_rng(seed)
     summary, theory = _summary_and_theory(rng, n_groups, n_sets)
     P = np.arange(1.0, n_groups + 1.0)
-    r = lxe.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
+    r = lxe.plugin_z_test(summary, theory, P, np.random.default_rng(seed), allowance=allowance, P_split=split,
+                           n_sim=500)
     small = P < split
     assert np.array_equal(r.small, small)
     z_m, z_q = lxe.z_scores(summary, theory)
     assert np.array_equal(r.z_exact, np.concatenate([z_m[~small], z_q]))
     assert r.rel_small.shape == r.excess.shape == (int(small.sum()),)
     assert (r.excess >= 0).all() and (r.excess <= np.abs(z_m[small]) + 1e-12).all()  # the allowance only removes
-    assert isinstance(r.calibration, ZCalibration)
-    again = lxe.plugin_z_test(summary, theory, P, n_sets, np.random.default_rng(seed), allowance=allowance, P_split=split)
+    assert isinstance(r.calibration, ZCalibration) and r.calibration.n == r.z_exact.size
+    assert np.array_equal(r.corr, lxe.z_correlation(summary, ~small))
+    k = int((~small).sum())
+    assert r.corr_mq.shape == (k,) and np.allclose(r.corr_mq, [r.corr[i, k + g] for i, g in enumerate(np.flatnonzero(~small))])
+    again = lxe.plugin_z_test(summary, theory, P, np.random.default_rng(seed), allowance=allowance, P_split=split,
+                               n_sim=500)
     assert again.calibration == r.calibration  # the same generator seed gives the same law
 
 
@@ -94,13 +99,13 @@ def test_plugin_z_test_valid(n_groups, n_sets, split, allowance, seed):
 @given(data=st.data())
 def test_plugin_z_test_invalid(data):
     summary, theory = _summary_and_theory(np.random.default_rng(0), 3, 4)
-    args = {"summary": summary, "moments": theory, "P_values": [1.0, 2.0, 3.0], "n_sets": 4,
+    args = {"summary": summary, "moments": theory, "P_values": [1.0, 2.0, 3.0],
             "generator": np.random.default_rng(1), "allowance": 0.03, "P_split": 2.0}
-    name = data.draw(st.sampled_from(["summary", "moments", "P_values", "n_sets", "generator", "allowance", "P_split"]))
+    name = data.draw(st.sampled_from(["summary", "moments", "P_values", "generator", "allowance", "P_split", "n_sim"]))
     args[name] = data.draw({"summary": st.sampled_from([None, "summary", {"rms_m": 1}]),
                             "moments": st.just(theory[:2]),
                             "P_values": st.sampled_from([[1.0, 2.0], [1.0, -2.0, 3.0], [1.0, np.nan, 3.0], "abc"]),
-                            "n_sets": bad_ints(4), "generator": st.sampled_from([None, 3, "rng"]),
+                            "n_sim": bad_ints(100), "generator": st.sampled_from([None, 3, "rng"]),
                             "allowance": st.one_of(st.floats(max_value=-1e-9), st.sampled_from([math.nan, None])),
                             "P_split": bad_positive()}[name])
     with raises_naming(name):

@@ -13,6 +13,8 @@ from copylib.analysis.linear_evidence import (
     diagnostics_per_group,
     diagnostics_table,
     excess_z,
+    plugin_z_test,
+    z_correlation,
     z_scores,
 )
 
@@ -71,7 +73,7 @@ def test_plugin_z_test_splits_at_P_split_and_applies_the_allowance_below():
     s = chain_group_summary(rng.normal(size=(3, 6, 40)), rng.normal(size=(3, 6, 40)))
     # theory 2 % below the sampled rms at every P: inside a 3 % allowance, a z of 0.02 rms / se without one
     theory = [SimpleNamespace(rms_m=r / 1.02, q=u) for r, u in zip(s.rms_m, s.q)]
-    r = plugin_z_test(s, theory, [10, 50, 200], 6, np.random.default_rng(4), allowance=0.03, P_split=100)
+    r = plugin_z_test(s, theory, [10, 50, 200], np.random.default_rng(4), allowance=0.03, P_split=100)
     assert r.small.tolist() == [True, True, False]
     assert np.allclose(r.rel_small, 0.02) and np.all(r.excess == 0)
     assert r.z_exact.size == 1 + 3 and np.allclose(r.z_exact[3:], 0)
@@ -101,7 +103,7 @@ def _z_test(z_m, small, rel_small):
     z_m = np.asarray(z_m, dtype=float)
     return PluginZTest(small=np.asarray(small), z_m=z_m, z_q=np.zeros_like(z_m), z_exact=z_m[~np.asarray(small)],
                        rel_small=np.asarray(rel_small, dtype=float), excess=np.zeros(int(np.sum(small))),
-                       calibration=None)
+                       corr=np.eye(int(np.sum(~np.asarray(small)))), calibration=None)
 
 
 def test_combined_excess_is_stouffers_sum_over_the_small_P():
@@ -145,7 +147,7 @@ def test_moments_and_z_test_tables_put_samples_next_to_the_theory():
     table = moments_table([10, 100], s, {"plug-in": th, "fluct": th, "mean_field": th}, {"fluct": mins, "mean_field": mins})
     assert list(table.index) == [10, 100] and table.loc[100, "mean-field m*"] == 0.3
     assert table.loc[10, "sampled √E m²"] == s.rms_m[0] and table.loc[100, "plug-in (q)"] == 0.2
-    zt = plugin_z_test(s, th, [10, 100], 6, np.random.default_rng(6))
+    zt = plugin_z_test(s, th, [10, 100], np.random.default_rng(6))
     zt_table = z_test_table([10, 100], s, th, zt)
     np.testing.assert_allclose(zt_table["z(√E m²)"], (s.rms_m - [1.0, 0.5]) / s.rms_m_se)
     with pytest.raises(ValueError, match="theories"):
@@ -154,3 +156,72 @@ def test_moments_and_z_test_tables_put_samples_next_to_the_theory():
         z_test_table([10], s, th, zt)
     with pytest.raises(TypeError, match="test"):
         z_test_table([10, 100], s, th, None)
+
+
+def _correlated_sets(rng, n_groups, n_sets, rho, scale=0.1):
+    """Draws ``(n_groups, n_sets, 4)`` of ``m, q`` whose data-set means of ``m^2`` and ``q sign m``
+    are jointly normal with correlation ``rho`` (the same at every group), means ``1`` and ``0.5``,
+    standard deviation ``scale``, and no Monte Carlo noise: the spread over data sets is the true error."""
+    x = rng.multivariate_normal([0.0, 0.0], [[1.0, rho], [rho, 1.0]], size=(n_groups, n_sets))
+    a, b = 1 + scale * x[..., 0], 0.5 + scale * x[..., 1]
+    sign = np.array([1.0, -1.0, 1.0, -1.0])
+    m = np.sqrt(a)[..., None] * sign
+    return m, b[..., None] * sign
+
+
+def _true_moments(n_groups):
+    return [SimpleNamespace(rms_m=1.0, q=0.5)] * n_groups
+
+
+def test_z_correlation_recovers_the_data_sets_correlation_and_is_zero_across_P():
+    m, q = _correlated_sets(np.random.default_rng(0), 3, 2000, 0.6)
+    s = chain_group_summary(m, q)
+    corr = z_correlation(s, np.array([False, True, True]))
+    # order: z_m of groups 1, 2, then z_q of groups 0, 1, 2
+    assert corr.shape == (5, 5)
+    assert corr[0, 3] == pytest.approx(0.6, abs=0.05) and corr[1, 4] == pytest.approx(0.6, abs=0.05)
+    assert corr[0, 1] == 0 and corr[0, 2] == 0 and corr[0, 4] == 0 and corr[2, 3] == 0
+    r = plugin_z_test(s, _true_moments(3), [10, 200, 300], np.random.default_rng(0), n_sim=200)
+    np.testing.assert_array_equal(r.corr_mq, [corr[0, 3], corr[1, 4]])
+    # independent values: the noise bias of r^2 is removed, so the estimate is mostly exactly 0
+    m, q = _correlated_sets(np.random.default_rng(1), 40, 10, 0.0)
+    r = np.diag(z_correlation(chain_group_summary(m, q), np.ones(40, dtype=bool))[:40, 40:])
+    assert np.mean(r == 0) > 0.5 and np.abs(r).max() < 0.9
+
+
+def test_calibrated_range_covers_mean_z2_of_correlated_z_with_true_errors():
+    # strongly correlated z_m, z_q at each P: an independent-z null would be too narrow, this one must cover
+    rng = np.random.default_rng(2)
+    inside = []
+    for _ in range(200):
+        m, q = _correlated_sets(rng, 6, 10, 0.9)
+        s = chain_group_summary(m, q)
+        r = plugin_z_test(s, _true_moments(6), [5, 17, 40, 100, 300, 1000], rng, n_sim=2000)
+        inside.append(r.calibration.calibrated)
+    # the 95 % range: at most 5 % outside, give or take the binomial noise of 200 tables (sd 1.5 %)
+    assert 0.90 <= np.mean(inside) <= 0.995
+
+
+def test_calibration_detects_error_bars_off_by_a_factor_of_two():
+    from dataclasses import replace
+
+    rng = np.random.default_rng(3)
+    too_wide, too_narrow = [], []
+    for _ in range(50):
+        m, q = _correlated_sets(rng, 20, 10, 0.5)
+        s = chain_group_summary(m, q)
+        for factor, out in ((2.0, too_wide), (0.5, too_narrow)):
+            wrong = replace(s, rms_m_se=factor * s.rms_m_se, q_se=factor * s.q_se)
+            c = plugin_z_test(wrong, _true_moments(20), np.arange(1.0, 21.0) * 10, rng, n_sim=2000).calibration
+            out.append(c.mean_z2 < c.lo if factor > 1 else c.mean_z2 > c.hi)
+    assert np.mean(too_wide) >= 0.9 and np.mean(too_narrow) >= 0.9
+
+
+def test_chain_group_summary_error_is_the_spread_of_the_data_set_means():
+    rng = np.random.default_rng(4)
+    m, q = rng.normal(size=(2, 7, 30)), rng.normal(size=(2, 7, 30))
+    s = chain_group_summary(m, q)
+    m2, qs = (m**2).mean(-1), (q * np.sign(m)).mean(-1)
+    np.testing.assert_allclose(s.q_se, qs.std(1, ddof=1) / np.sqrt(7), rtol=1e-12)
+    np.testing.assert_allclose(s.rms_m_se, m2.std(1, ddof=1) / np.sqrt(7) / (2 * np.sqrt(m2.mean(1))), rtol=1e-12)
+    assert s.n_sets == 7 and np.array_equal(s.m2_sets, m2) and np.array_equal(s.q_sets, qs)

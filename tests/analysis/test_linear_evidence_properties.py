@@ -24,7 +24,8 @@ def _z_test(z_m, small, rel):
     z_m, small = np.asarray(z_m, dtype=float), np.asarray(small, dtype=bool)
     return lxe.PluginZTest(small=small, z_m=z_m, z_q=np.zeros_like(z_m), z_exact=z_m[~small],
                            rel_small=np.asarray(rel, dtype=float)[: int(small.sum())],
-                           excess=np.zeros(int(small.sum())), calibration=None)
+                           excess=np.zeros(int(small.sum())), corr=np.eye(int((~small).sum())),
+                           calibration=None)
 
 
 @covers(lxe.combined_excess, lxe.CombinedExcess)
@@ -90,7 +91,7 @@ def test_moments_and_z_test_tables_valid(seed, n, n_sets):
     P = list(range(1, n + 1))
     table = lxe.moments_table(P, s, {"plug-in": th, "fluct": th, "mean_field": th}, {"fluct": th, "mean_field": th})
     assert table.shape == (n, 10) and list(table.index) == P
-    zt = lxe.plugin_z_test(s, th, P, n_sets, rng)
+    zt = lxe.plugin_z_test(s, th, P, rng, n_sim=500)
     zt_table = lxe.z_test_table(P, s, th, zt)
     assert zt_table.shape == (n, 8) and np.allclose(zt_table["z(E[q sgn m])"], zt.z_q)
 
@@ -114,3 +115,38 @@ def test_moments_table_invalid(name):
     if name == "summary":
         with raises_naming(name):
             lxe.z_test_table(args["P_values"], args["summary"], th, None)
+
+
+@covers(lxe.z_correlation)
+@budget(40)
+@given(seed=st.integers(0, 2**32 - 1), n_groups=st.integers(1, 5), n_sets=st.integers(2, 12), data=st.data())
+def test_z_correlation_valid(seed, n_groups, n_sets, data):
+    from copylib.analysis.linear import chain_group_summary
+
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(n_groups, n_sets, 6))
+    s = chain_group_summary(m, m * rng.uniform(-1, 1) + rng.normal(size=m.shape))
+    exact_m = np.array(data.draw(st.lists(st.booleans(), min_size=n_groups, max_size=n_groups)))
+    corr = lxe.z_correlation(s, exact_m)
+    k = int(exact_m.sum())
+    assert corr.shape == (k + n_groups, k + n_groups) and np.allclose(corr, corr.T) and np.allclose(np.diag(corr), 1)
+    assert np.abs(corr).max() <= 1 and np.linalg.eigvalsh(corr).min() >= -1e-12
+    # only a group's own z_m and z_q are correlated: one off-diagonal pair per z_m at most
+    assert (np.abs(corr - np.eye(corr.shape[0])) > 0).sum() <= 2 * k
+    assert np.allclose(corr[:k, :k], np.eye(k)) and np.allclose(corr[k:, k:], np.eye(n_groups))
+
+
+@covers(lxe.z_correlation)
+@budget(10)
+@given(name=st.sampled_from(["summary", "exact_m"]), data=st.data())
+def test_z_correlation_invalid(name, data):
+    from copylib.analysis.linear import chain_group_summary
+
+    rng = np.random.default_rng(0)
+    args = {"summary": chain_group_summary(rng.normal(size=(2, 4, 5)), rng.normal(size=(2, 4, 5))),
+            "exact_m": np.array([True, False])}
+    args[name] = data.draw({"summary": st.sampled_from([None, "summary", {"m2_sets": 1}]),
+                            "exact_m": st.sampled_from([[True], np.array([1, 0]), np.array([True, False, True]), None])
+                            }[name])
+    with raises_naming(name):
+        lxe.z_correlation(**args)

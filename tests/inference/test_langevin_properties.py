@@ -358,7 +358,8 @@ def test_chain_summary_and_onset_valid(G, R, n, seed):
     for name in ("rms_m", "rms_m_se", "q", "q_se", "var_m", "binder"):
         assert getattr(s, name).shape == (G,)
         assert_finite(getattr(s, name), name)
-    assert (s.rms_m_se >= 0).all() and (s.q_se >= 0).all() and len(s.se_source) == G
+    assert (s.rms_m_se >= 0).all() and (s.q_se >= 0).all() and s.m2_sets.shape == s.q_sets.shape == (G, R)
+    assert s.n_sets == R and np.allclose(s.var_m, s.m2_sets.mean(1)) and np.allclose(s.q, s.q_sets.mean(1))
     P = np.cumsum(rng.uniform(0.5, 2, size=6))
     mm = np.r_[0.0, 0.0, np.sqrt(np.cumsum(rng.uniform(0.1, 1, size=4)))]
     est = lx.onset_from_squares(P, mm)
