@@ -198,7 +198,7 @@ class PluginZTest:
 
 
 def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | IntegratedMoments],
-                  P_values: npt.ArrayLike, generator: np.random.Generator, *,
+                  P_values: npt.ArrayLike, rng: np.random.Generator, *,
                   allowance: float = 0.03, P_split: float = 100.0, n_sim: int = 20_000) -> PluginZTest:
     """The sampled moments of ``summary`` against a theory's ``moments``, as the chapter tests them.
 
@@ -210,7 +210,7 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
         The theory's moments (objects with ``rms_m`` and ``q``), one per group.
     P_values : sequence of float
         The sample sizes of the groups (finite, > 0).
-    generator : numpy.random.Generator
+    rng : numpy.random.Generator
         Source of the simulated law of ``mean(z^2)``.
     allowance : float
         Relative model-error allowance of ``sqrt(E m^2)`` below ``P_split`` (``>= 0``).
@@ -245,7 +245,7 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
     excess = excess_z(summary.rms_m[small], summary.rms_m_se[small], theory_m, allowance)
     corr = z_correlation(summary, ~small)
     # one block: the z's of different P are uncorrelated in corr, so their simulated groups are independent
-    calibration = studentized_z_null([corr], summary.n_sets, generator, n_sim=n_sim).calibration(z_exact)
+    calibration = studentized_z_null([corr], summary.n_sets, rng, n_sim=n_sim).calibration(z_exact)
     return PluginZTest(small=small, z_m=z_m, z_q=z_q, z_exact=z_exact, rel_small=rel_small, excess=excess,
                        corr=corr, calibration=calibration)
 

@@ -100,12 +100,12 @@ def test_plugin_z_test_valid(n_groups, n_sets, split, allowance, seed):
 def test_plugin_z_test_invalid(data):
     summary, theory = _summary_and_theory(np.random.default_rng(0), 3, 4)
     args = {"summary": summary, "moments": theory, "P_values": [1.0, 2.0, 3.0],
-            "generator": np.random.default_rng(1), "allowance": 0.03, "P_split": 2.0}
-    name = data.draw(st.sampled_from(["summary", "moments", "P_values", "generator", "allowance", "P_split", "n_sim"]))
+            "rng": np.random.default_rng(1), "allowance": 0.03, "P_split": 2.0}
+    name = data.draw(st.sampled_from(["summary", "moments", "P_values", "rng", "allowance", "P_split", "n_sim"]))
     args[name] = data.draw({"summary": st.sampled_from([None, "summary", {"rms_m": 1}]),
                             "moments": st.just(theory[:2]),
                             "P_values": st.sampled_from([[1.0, 2.0], [1.0, -2.0, 3.0], [1.0, np.nan, 3.0], "abc"]),
-                            "n_sim": bad_ints(100), "generator": st.sampled_from([None, 3, "rng"]),
+                            "n_sim": bad_ints(100), "rng": st.sampled_from([None, 3, "rng"]),
                             "allowance": st.one_of(st.floats(max_value=-1e-9), st.sampled_from([math.nan, None])),
                             "P_split": bad_positive()}[name])
     with raises_naming(name):
