@@ -17,8 +17,9 @@ one intra-op thread). Points: ``L = 32`` at ``P = 1000`` and ``P = 590`` (near i
 
 Each sampler's wall time includes everything a user waits for: for NUTS the JIT compilation, for
 the book the construction of the target. The score is the ESS of the copy weight ``c`` (ArviZ bulk
-ESS over all chains) per second. The two samplers run interleaved, point by point (the order
-alternating), so that both see the same load of a shared machine; the ratio is the fair number,
+ESS over all chains) per second. The two samplers run interleaved, point by point: the book before
+and after NUTS (its time the mean of the two runs, which draw the same numbers; ``--no-bracket``: one
+run each, the order alternating), so that both see the same load of a shared machine; the ratio is the fair number,
 the absolute rates move with the load. The ratio per CPU second of the process (``time.process_time``)
 is printed beside it: on a loaded machine it is the steadier of the two. Both posterior means of ``c`` are printed with their Monte
 Carlo standard errors and compared (they agree when they differ by less than three combined
@@ -27,7 +28,8 @@ standard errors).
 Needs ``benchmarks/requirements.txt`` (jax, jaxlib, numpyro), not the book's requirements.
 Run from the repository root::
 
-    python benchmarks/bench_peer.py [--chains 8] [--warmup 500] [--draws 1000] [--n-leapfrog 8] [--gap-step 0.8]
+    python benchmarks/bench_peer.py [--chains 8] [--warmup 500] [--draws 1000] [--nuts-draws N] [--n-leapfrog 8]
+                                    [--gap-step 0.8]
 
 ``--n-leapfrog 1 --gap-step 0.8`` is the sampler the softmax chapter runs near P3 (MALA with the gap move).
 """
@@ -134,7 +136,8 @@ def run_nuts(C, spec, args, seed):
     """NumPyro NUTS: ``(c draws (R, n), seconds, CPU seconds, mean acceptance)``, compilation included."""
     t0, c0 = time.perf_counter(), time.process_time()
     energy = jax_energy(C, spec)
-    mcmc = MCMC(NUTS(potential_fn=energy), num_warmup=args.warmup, num_samples=args.draws, num_chains=args.chains,
+    draws = args.draws if args.nuts_draws is None else args.nuts_draws
+    mcmc = MCMC(NUTS(potential_fn=energy), num_warmup=args.warmup, num_samples=draws, num_chains=args.chains,
                 chain_method=args.chain_method, progress_bar=False)
     init = {"g": jnp.zeros((args.chains, spec.L, spec.L)), "b": jnp.zeros(args.chains)}
     mcmc.run(jax.random.PRNGKey(seed), init_params=init, extra_fields=("accept_prob",))
@@ -142,6 +145,20 @@ def run_nuts(C, spec, args, seed):
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     accept = float(np.mean(mcmc.get_extra_fields()["accept_prob"]))
     return copy_weight_np(g), seconds, cpu, accept
+
+
+def bracketed(C, spec, args, seed) -> tuple[dict, dict]:
+    """Book, NUTS, book again: the book's times are the means of its two runs, which see the load before and after.
+
+    The book's run is short beside NUTS's; on a shared machine whose load drifts, one run of it samples the load of a
+    moment, two around the NUTS run sample it on both sides. The two book runs draw the same numbers (same seed).
+    """
+    c1, s1, cpu1, acc = run_book(C, spec, args, seed)
+    c, seconds, cpu, n_acc = run_nuts(C, spec, args, seed)
+    c2, s2, cpu2, _ = run_book(C, spec, args, seed)
+    assert np.array_equal(c1, c2), "the book's two runs with one seed drew different numbers"
+    book = dict(summary(c1, (s1 + s2) / 2, (cpu1 + cpu2) / 2), accept=acc, s_runs=(s1, s2))
+    return book, dict(summary(c, seconds, cpu), accept=n_acc)
 
 
 def summary(c: np.ndarray, seconds: float, cpu: float) -> dict:
@@ -174,6 +191,9 @@ def main():
     parser.add_argument("--chains", type=int, default=8, help="chains per sampler (default 8)")
     parser.add_argument("--warmup", type=int, default=500, help="warmup iterations per chain, both samplers")
     parser.add_argument("--draws", type=int, default=1000, help="kept draws per chain, both samplers")
+    parser.add_argument("--nuts-draws", type=int, default=None,
+                        help="NumPyro: kept draws per chain if not --draws (NUTS needs fewer for the same ESS; its "
+                             "compilation is then spread over fewer draws, which can only lower its rate)")
     parser.add_argument("--n-leapfrog", type=int, default=8, help="book: leapfrog steps per proposal (1 = MALA)")
     parser.add_argument("--gap-step", type=float, default=None,
                         help="book: add the softmax chapter's gap move with this step (the chapters use MALA + 0.8)")
@@ -181,6 +201,9 @@ def main():
     parser.add_argument("--step-size", type=float, default=0.05, help="book: initial step h")
     parser.add_argument("--chain-method", default="vectorized", choices=("vectorized", "sequential"),
                         help="NumPyro: chains vectorised in one program, or one after another")
+    parser.add_argument("--bracket", action=argparse.BooleanOptionalAction, default=True,
+                        help="time the book before and after NUTS and take the mean (default); --no-bracket: "
+                             "one run each, the order alternating from point to point")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -189,7 +212,8 @@ def main():
     gap = "" if args.gap_step is None else f" with the gap move (step {args.gap_step})"
     print(f"book: {'MALA' if args.n_leapfrog == 1 else f'HMC, {args.n_leapfrog} leapfrog steps'}{gap}, target acceptance "
           f"{args.target_accept}; NumPyro NUTS ({args.chain_method} chains); {args.chains} chains from g = 0, "
-          f"{args.warmup} warmup + {args.draws} draws each; torch threads {torch.get_num_threads()}, "
+          f"{args.warmup} warmup + {args.draws} draws each"
+          f"{'' if args.nuts_draws is None else f' (NUTS {args.nuts_draws})'}; torch threads {torch.get_num_threads()}, "
           f"XLA_FLAGS={os.environ['XLA_FLAGS']!r}")
     load_start = os.getloadavg()[0]
     rows = []
@@ -198,16 +222,19 @@ def main():
         X, _ = copy_task(P, L, V, np.random.default_rng(args.seed + k))
         C = cooccurrence(X)
         err = check_energy(jax_energy(C, spec), C, spec, np.random.default_rng(args.seed + 100 + k))
-        order = ("book", "nuts") if k % 2 == 0 else ("nuts", "book")
         out = {}
-        for who in order:
-            c, seconds, cpu, acc = (run_book if who == "book" else run_nuts)(C, spec, args, args.seed + k)
-            out[who] = dict(summary(c, seconds, cpu), accept=acc)
+        if args.bracket:
+            out["book"], out["nuts"] = bracketed(C, spec, args, args.seed + k)
+        else:
+            for who in ("book", "nuts") if k % 2 == 0 else ("nuts", "book"):
+                c, seconds, cpu, acc = (run_book if who == "book" else run_nuts)(C, spec, args, args.seed + k)
+                out[who] = dict(summary(c, seconds, cpu), accept=acc)
         b, n = out["book"], out["nuts"]
         z = abs(b["mean"] - n["mean"]) / math.hypot(b["mcse"], n["mcse"])
         rows.append((L, P, b, n, z))
         print(f"L={L} P={P}: JAX energy = copylib's to {err:.1e} (relative); "
-              f"book {b['s']:.1f} s ({b['cpu']:.1f} s CPU), ESS {b['ess']:.0f}, acceptance {b['accept']:.2f}; "
+              f"book {b['s']:.1f} s{' (runs ' + ', '.join(f'{t:.1f}' for t in b['s_runs']) + ')' if 's_runs' in b else ''}"
+              f" ({b['cpu']:.1f} s CPU), ESS {b['ess']:.0f}, acceptance {b['accept']:.2f}; "
               f"NUTS {n['s']:.1f} s ({n['cpu']:.1f} s CPU), ESS {n['ess']:.0f}, acceptance {n['accept']:.2f}",
               flush=True)
 
