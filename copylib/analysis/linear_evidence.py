@@ -306,10 +306,8 @@ def diagnostics_summary(rows: Sequence[DatasetDiagnostics], P_values: npt.ArrayL
 
     Parameters
     ----------
-    rows : list of DatasetDiagnostics
-        One per sample size.
-    P_values : sequence of float
-        The sample sizes, one per row.
+    rows, P_values :
+        As in :func:`diagnostics_frame`.
     mixed_P : sequence of float
         The sample sizes (a non-empty subset of ``P_values``) where the chains are claimed mixed.
 
@@ -409,7 +407,11 @@ def family_false_alarm(n_sets: int, n_tests: int, *, threshold: float = 4.0) -> 
     return FalseAlarm(df=n_sets - 1, per_test=float(p), family=float(min(1.0, n_tests * p)))
 
 
-def _P_index(P_values, n: int) -> pd.Index:
+def _P_index(P_values, summary) -> pd.Index:
+    """The rows of a table of ``summary``: its sample sizes, one per group (both arguments checked)."""
+    if not isinstance(summary, GroupSummary):
+        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    n = summary.rms_m.size
     P = as_real_array("P_values", P_values)
     if P.ndim != 1 or P.size != n:
         raise ValueError(f"P_values must be 1-d with one value per group ({n}), got {P_values!r}")
@@ -435,9 +437,7 @@ def moments_table(P_values: npt.ArrayLike, summary: GroupSummary, theories: dict
     -------
     pandas.DataFrame
     """
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
-    index = _P_index(P_values, summary.rms_m.size)
+    index = _P_index(P_values, summary)
     need = ("plug-in", "fluct", "mean_field")
     if not isinstance(theories, dict) or any(len(theories.get(k, ())) != index.size for k in need):
         raise ValueError(f"theories must map {need} to one entry per P ({index.size})")
@@ -458,10 +458,8 @@ def z_test_table(P_values: npt.ArrayLike, summary: GroupSummary, moments: Sequen
 
     Parameters
     ----------
-    P_values : sequence of float
-        The sample sizes, one per group of ``summary``.
-    summary : GroupSummary
-        The sampled moments.
+    P_values, summary :
+        As in :func:`moments_table`.
     moments : sequence
         The theory's moments (objects with ``rms_m`` and ``q``), one per group.
     test : PluginZTest
@@ -471,11 +469,9 @@ def z_test_table(P_values: npt.ArrayLike, summary: GroupSummary, moments: Sequen
     -------
     pandas.DataFrame
     """
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    index = _P_index(P_values, summary)
     if not isinstance(test, PluginZTest):
         raise TypeError(f"test must be a PluginZTest, got {type(test).__name__}")
-    index = _P_index(P_values, summary.rms_m.size)
     if len(moments) != index.size or test.z_m.size != index.size:
         raise ValueError(f"moments and test must have one entry per P ({index.size})")
     return pd.DataFrame({"sampled √E m²": summary.rms_m, "s.e.": summary.rms_m_se, "plug-in": [t.rms_m for t in moments],
