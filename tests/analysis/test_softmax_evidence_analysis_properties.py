@@ -224,14 +224,14 @@ def test_plugin_evidence_error_is_exact_minus_plugin_and_bounded(seed, n_data, c
 
 @covers(sxe.plugin_evidence_error)
 @budget(10)
-@given(which=st.sampled_from(["P", "c_ref", "n_data", "states", "generator"]), data=st.data())
+@given(which=st.sampled_from(["P", "c_ref", "n_data", "states", "rng"]), data=st.data())
 def test_plugin_evidence_error_names_a_bad_argument(which, data):
     spec = cl.ModelSpec(L=4, V=2, kind="softmax")
     args = {"spec": spec, "P": 20, "c_ref": 0.2, "states": {"a": 0.5}, "n_data": 3,
-            "generator": np.random.default_rng(0)}
+            "rng": np.random.default_rng(0)}
     bad = {"P": st.sampled_from([0, -1, 2.5]), "c_ref": st.sampled_from([0.0, 1.0, 1.5, math.nan]),
            "n_data": st.sampled_from([1, 0, 2.5]), "states": st.sampled_from([{}, [0.5], None, {"a": 1.0}]),
-           "generator": st.sampled_from([0, None, "rng"])}[which]
+           "rng": st.sampled_from([0, None, "rng"])}[which]
     args[which] = data.draw(bad)
     with raises_naming(which):
         sxe.plugin_evidence_error(**args)
