@@ -39,6 +39,7 @@ class CheckRecord:
     measured: str
     tolerance: str
     passed: bool
+    post_hoc: str = ""  # why the tolerance was set after seeing data ("" if it was set before)
 
 
 def book_root(start: str | os.PathLike | None = None) -> Path:
@@ -95,7 +96,9 @@ class Checks:
     line (pass mark, claim, measured value, tolerance), so the reader sees every
     check where it is made, appends a :class:`CheckRecord` to ``records``, and
     raises ``AssertionError`` naming the claim if the check fails. The methods
-    return ``None``, so a check ending a cell adds no second output.
+    return ``None``, so a check ending a cell adds no second output. A tolerance
+    chosen after the data were seen (after a pilot run, or after a first run failed)
+    says so with ``post_hoc="<why>"``; the validation report marks it.
     """
 
     def __init__(self, chapter: str, *, source: str | os.PathLike | None = None,
@@ -117,18 +120,22 @@ class Checks:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(self._path, json.dumps(payload, indent=1).encode())
 
-    def _record(self, claim: str, measured: str, tolerance: str, passed: bool) -> None:
+    def _record(self, claim: str, measured: str, tolerance: str, passed: bool, post_hoc: str) -> None:
         if not isinstance(claim, str) or not claim.strip():
             raise ValueError("claim must be a non-empty sentence saying what is checked")
-        rec = CheckRecord(self.chapter, claim.strip(), measured, tolerance, bool(passed))
+        if not isinstance(post_hoc, str):
+            raise TypeError(f"post_hoc must be a string (why the tolerance was set after seeing data), got "
+                            f"{type(post_hoc).__name__}")
+        rec = CheckRecord(self.chapter, claim.strip(), measured, tolerance, bool(passed), post_hoc.strip())
         self.records.append(rec)
         self._save()
         if not rec.passed:
             raise AssertionError(f"[{self.chapter}] {rec.claim}: measured {measured}, required {tolerance}")
-        print(f"\u2714 check: {rec.claim} \u2014 measured {measured}; required {tolerance}")
+        note = f" (set after seeing data: {rec.post_hoc})" if rec.post_hoc else ""
+        print(f"\u2714 check: {rec.claim} \u2014 measured {measured}; required {tolerance}{note}")
 
     def close(self, claim: str, measured: npt.ArrayLike, expected: npt.ArrayLike, *, atol: float = 0.0,
-              rtol: float = 0.0) -> None:
+              rtol: float = 0.0, post_hoc: str = "") -> None:
         """``|measured - expected| <= atol + rtol |expected|`` elementwise (reports the worst element)."""
         if not (np.isfinite(atol) and np.isfinite(rtol)) or atol < 0 or rtol < 0 or atol + rtol == 0:
             raise ValueError(f"atol and rtol must be finite, >= 0 and not both 0, got atol={atol}, rtol={rtol}")
@@ -138,27 +145,27 @@ class Checks:
         # conditionals, not list * bool: a numpy tolerance gives a numpy bool, which cannot repeat a list
         parts = ([f"atol {atol:.3g}"] if atol > 0 else []) + ([f"rtol {rtol:.3g}"] if rtol > 0 else [])
         self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
-                            "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))))
+                            "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))), post_hoc)
 
-    def below(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike) -> None:
+    def below(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "") -> None:
         """Every element of ``measured`` is ``< bound`` (reports the largest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmax(x - b), x.shape)
-        self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)))
+        self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)), post_hoc)
 
-    def above(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike) -> None:
+    def above(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "") -> None:
         """Every element of ``measured`` is ``> bound`` (reports the smallest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmin(x - b), x.shape)
-        self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)))
+        self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)), post_hoc)
 
     def true(self, claim: str, condition: bool | np.bool_ | np.ndarray, measured: str = "",
-             tolerance: str = "holds") -> None:
+             tolerance: str = "holds", *, post_hoc: str = "") -> None:
         """A yes/no claim (an identity, an ordering, ...); ``measured`` describes what was seen."""
         cond = np.asarray(condition)
         if cond.dtype != bool:
             raise TypeError(f"condition must be a bool or a bool array, got dtype {cond.dtype}")
-        self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()))
+        self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()), post_hoc)
 
 
 def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = None,
@@ -201,15 +208,18 @@ def chapters_with_checks(root: str | os.PathLike | None = None) -> list[str]:
 
 
 def report_table(records: Iterable[CheckRecord]) -> str:
-    """An HTML table of the records: chapter, claim, measured, tolerance, pass."""
+    """An HTML table of the records: chapter, claim, measured, tolerance (with the reason, where it was set
+    after seeing data), pass."""
     import html
 
     rows = []
     for r in records:
         mark = "&#10004;" if r.passed else "&#10008;"
         chapter = f'<a href="{html.escape(r.chapter)}.html">{html.escape(r.chapter)}</a>'
-        rows.append(f"<tr><td>{chapter}</td>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in
-                                                        (r.claim, r.measured, r.tolerance)) + f"<td>{mark}</td></tr>")
+        tolerance = html.escape(r.tolerance) + (f"<br><em>set after seeing data: {html.escape(r.post_hoc)}</em>"
+                                                 if r.post_hoc else "")
+        rows.append(f"<tr><td>{chapter}</td>" + "".join(f"<td>{html.escape(v)}</td>" for v in (r.claim, r.measured))
+                    + f"<td>{tolerance}</td><td>{mark}</td></tr>")
     head = "".join(f"<th>{h}</th>" for h in ("chapter", "claim", "measured", "tolerance", "pass"))
     return (f'<table class="table validation-report"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>")

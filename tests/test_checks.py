@@ -133,3 +133,19 @@ def test_close_accepts_numpy_tolerances(explicit):
 def test_true_accepts_numpy_bool(explicit):
     assert explicit.true("holds", np.bool_(True), measured="seen") is None
     assert explicit.records[-1].measured == "seen"
+
+
+@pytest.mark.parametrize("method, args", [("below", (1.0, 2.0)), ("above", (3.0, 2.0)), ("true", (True,)),
+                                          ("close", (1.0, 1.0))])
+def test_a_tolerance_set_after_seeing_data_is_recorded_printed_and_marked(book, capsys, method, args):
+    c = checks.Checks("ch")
+    kw = {"atol": 0.1} if method == "close" else {}
+    getattr(c, method)("claim <i>", *args, post_hoc="after a pilot run <b>", **kw)
+    getattr(c, method)("planned", *args, **kw)
+    first, second = checks.load_records(["ch"])
+    assert first.post_hoc == "after a pilot run <b>" and second.post_hoc == ""
+    assert capsys.readouterr().out.splitlines()[0].endswith("(set after seeing data: after a pilot run <b>)")
+    table = checks.report_table([first, second])
+    assert table.count("set after seeing data") == 1 and "after a pilot run &lt;b&gt;" in table
+    with pytest.raises(TypeError, match="post_hoc"):
+        getattr(c, method)("bad", *args, post_hoc=None, **kw)
