@@ -10,7 +10,7 @@ of the reduced action at 60 values of ``P`` spaced evenly in ``ln P`` from 1 to
 
 * linear attention, :func:`copylib.theory.linear.minimum_curve` for
   ``mean_field``, ``fluct`` and ``map``;
-* softmax attention, :func:`copylib.theory.softmax.order_parameter_curve` for
+* softmax attention, :func:`copylib.theory.softmax.minimum_curve` for
   ``mean_field``, ``map``, ``energy`` and ``fluct`` (with the default 8192-draw
   :func:`copylib.theory.softmax.row_noise`, drawn inside the timed sweep).
 
@@ -21,8 +21,8 @@ is computed inside the timing, as in a fresh process.
 Printed, all measured in this run: the sweep time against the 2 s budget as a
 ratio (PASS when below 1; the fastest of ``--repeats``, the least disturbed by
 other load, and the median), and the speed-up of the sweep over the same
-minima computed one ``P`` at a time (:func:`copylib.theory.linear.action_minimum`,
-:func:`copylib.theory.softmax.action_minima` in a loop), which also checks
+minima computed one ``P`` at a time (:func:`copylib.theory.linear.global_minimum`,
+:func:`copylib.theory.softmax.local_minima` in a loop), which also checks
 that both give the same minima.
 
 ``--baseline REV`` also times the same sweep with ``copylib`` of git revision
@@ -64,7 +64,7 @@ def sweep():
         out["linear", v] = lt.minimum_curve(P_GRID, spec_l, v).m
     noise = st.row_noise(spec_s, np.random.default_rng(3))
     for v in SOFTMAX:
-        out["softmax", v] = st.order_parameter_curve(P_GRID, spec_s, v, noise=noise if v == "fluct" else None).Delta
+        out["softmax", v] = st.minimum_curve(P_GRID, spec_s, v, noise=noise if v == "fluct" else None).Delta
     return out
 
 
@@ -74,12 +74,12 @@ def pointwise():
     spec_s = cl.ModelSpec(L, V, kind="softmax")
     out = {}
     for v in LINEAR:
-        out["linear", v] = np.array([lt.action_minimum(float(P), spec_l, v).m for P in P_GRID])
+        out["linear", v] = np.array([lt.global_minimum(float(P), spec_l, v).m for P in P_GRID])
     noise = st.row_noise(spec_s, np.random.default_rng(3))
     for v in SOFTMAX:
         D = []
         for P in P_GRID:
-            mins, F = st.action_minima(float(P), spec_s, v, noise=noise if v == "fluct" else None)
+            mins, F = st.local_minima(float(P), spec_s, v, noise=noise if v == "fluct" else None)
             D.append(mins[np.argmin(F)])
         out["softmax", v] = np.array(D)
     return out
@@ -134,7 +134,7 @@ def main() -> int:
     per_part["softmax", "row_noise"] = time.perf_counter() - t0
     for v in SOFTMAX:
         t0 = time.perf_counter()
-        st.order_parameter_curve(P_GRID, spec_s, v, noise=noise if v == "fluct" else None)
+        st.minimum_curve(P_GRID, spec_s, v, noise=noise if v == "fluct" else None)
         per_part["softmax", v] = time.perf_counter() - t0
     part_total = sum(per_part.values())
 

@@ -78,7 +78,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
 
     Left: ``log(1 + S - min S)`` over the pooling weight ``m`` and the copy part
     ``(L-1) q``, with the global minimum (red star, from
-    :func:`copylib.theory.linear.action_minimum`) and every other local minimum
+    :func:`copylib.theory.linear.global_minimum`) and every other local minimum
     (white circle, from :func:`copylib.theory.linear.local_minima`: two coexist
     only near a first-order jump). Right: ``m`` and ``(L-1) q`` at the global
     minimum over ``P_range`` (log axis; default ``(P_1/4, 4 P_2)``, refined
@@ -95,7 +95,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     L, V = spec.L, spec.V
     P1, P2 = _linear_thresholds(L, V, version)
     P_range = (P1 / 4, 4 * P2) if P_range is None else _range(P_range)
-    best = linear_theory.action_minimum(P, spec, version)
+    best = linear_theory.global_minimum(P, spec, version)
     others = [r for r in linear_theory.local_minima([P], spec, version)[0]
               if abs(float(linear_theory.copy_share(r.m, r.q, L) - linear_theory.copy_share(best.m, best.q, L)))
               > 1e-3]
@@ -184,7 +184,7 @@ def softmax_branches(P_values: npt.ArrayLike, spec: ModelSpec,
     P_values = np.asarray(P_values, dtype=float)
     Ps, Ds, glob = [], [], []
     for P in P_values:
-        D, F = softmax_theory.action_minima(float(P), spec, version)
+        D, F = softmax_theory.local_minima(float(P), spec, version)
         Ps.extend([P] * len(D))
         Ds.extend(D)
         glob.extend(np.arange(len(D)) == np.argmin(F))
@@ -209,7 +209,7 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
 
     P, spec, version, n_grid, n_P = _figure_args("softmax", P, L, V, version, n_grid, 11, n_P)
     L, V = spec.L, spec.V
-    minima, F_min = softmax_theory.action_minima(P, spec, version)
+    minima, F_min = softmax_theory.local_minima(P, spec, version)
     if Delta_max is None:
         Delta_max = max(2.5, 1.5 * float(minima.max()))
     Delta_max = check_positive("Delta_max", Delta_max)

@@ -61,7 +61,7 @@ def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str
     Returns
     -------
     matplotlib.figure.Figure
-        With the global minimum (``action_minimum``) marked by a red star in every panel.
+        With the global minimum (``global_minimum``) marked by a red star in every panel.
     """
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
@@ -81,7 +81,7 @@ def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str
         for i, version in enumerate(versions):
             ax = axes[i, j]
             filled = ax.contourf(M, Qc, Z[version], levels=levels, cmap="viridis")
-            best = linear_theory.action_minimum(P, spec, version)
+            best = linear_theory.global_minimum(P, spec, version)
             ax.plot(best.m, (L - 1) * best.q, "r*", ms=12)
             ax.set_title(f"{version}, $P = {P}$", fontsize=9)
             if i == n_v - 1:

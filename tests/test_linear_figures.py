@@ -28,7 +28,7 @@ def test_action_grid_marks_the_global_minimum_in_every_panel():
                                      np.linspace(-0.5, 2.0, 7))
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert len(panels) == 4 and panels[0].get_title() == "mean_field, $P = 5$"
-    best = lt.action_minimum(50, SPEC, "map")
+    best = lt.global_minimum(50, SPEC, "map")
     star = panels[3].lines[0]  # row map, column P = 50
     assert star.get_xdata()[0] == best.m and star.get_ydata()[0] == pytest.approx(3 * best.q)
     with pytest.raises(ValueError, match="m_grid"):

@@ -190,7 +190,7 @@ class CoexistenceScan:
     ----------
     L : tuple of int
         The lengths scanned, increasing.
-    transitions : tuple, per length, the :class:`copylib.theory.causal.UniformGapTransition`
+    transitions : tuple, per length, the :class:`copylib.theory.causal.FirstOrderPoint`
         or ``None`` where the scan of ``P`` finds no coexistence window.
     first_L : int or None
         The smallest length with a coexistence window.
@@ -203,7 +203,7 @@ class CoexistenceScan:
     first_L: int | None
     last_L_without: int | None
 
-    def at(self, L: int) -> ct.UniformGapTransition | None:
+    def at(self, L: int) -> ct.FirstOrderPoint | None:
         """The transition at the scanned length ``L``."""
         if L not in self.L:
             raise ValueError(f"L must be one of the scanned lengths {self.L}, got {L!r}")
@@ -218,7 +218,7 @@ def coexistence_scan(L_values: npt.ArrayLike, V: int, *, version: str = "mean_fi
     Parameters
     ----------
     L_values : strictly increasing integers ``>= 2``; V : vocabulary size, ``>= 2``;
-    version, P_range, n_scan : passed to :func:`copylib.theory.causal.uniform_gap_transition`.
+    version, P_range, n_scan : passed to :func:`copylib.theory.causal.first_order_point`.
     """
     if isinstance(L_values, (str, bytes)) or not hasattr(L_values, "__iter__"):
         raise TypeError(f"L_values must be a sequence of integers, got {type(L_values).__name__}")
@@ -229,7 +229,7 @@ def coexistence_scan(L_values: npt.ArrayLike, V: int, *, version: str = "mean_fi
     found = []
     for n in Ls:
         try:
-            found.append(ct.uniform_gap_transition(ModelSpec(n, V, kind="softmax", cyclic=False, causal=True),
+            found.append(ct.first_order_point(ModelSpec(n, V, kind="softmax", cyclic=False, causal=True),
                                                    version=version, P_range=P_range, n_scan=n_scan))
         except ValueError as exc:
             if "no coexistence" not in str(exc):

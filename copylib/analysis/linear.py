@@ -39,7 +39,7 @@ from ..inference.map_training import lowest_objective, nested_cooccurrence, trai
 from ..model.network import ModelSpec
 from ..posterior.order_parameters import order_parameters
 from ..posterior.targets import JointPosterior
-from ..theory.linear import action_minimum
+from ..theory.linear import global_minimum
 from ..theory.plugin_loss import plugin_loss
 
 if TYPE_CHECKING:
@@ -320,7 +320,7 @@ def map_predictions(P_values: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     P_values = as_real_array("P_values", P_values)
     if P_values.size == 0 or not np.all(np.isfinite(P_values) & (P_values > 0)):
         raise ValueError(f"P_values must be a non-empty array of finite numbers > 0, got {P_values}")
-    rows = [action_minimum(float(P), spec, "map") for P in P_values.ravel()]
+    rows = [global_minimum(float(P), spec, "map") for P in P_values.ravel()]
     return np.array([[r.m, r.q, r.test_loss] for r in rows]).T
 
 

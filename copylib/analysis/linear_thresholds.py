@@ -2,7 +2,7 @@
 
 * :func:`threshold_versions`: ``P1`` and ``P2`` of the versions of the action, exact, numerical and to leading order.
 * :func:`local_minimum_scan`: the number of local minima of the action along ``P``, and at its steepest point.
-* :func:`jump_table`: the copy-share jumps of :func:`copylib.theory.linear.copy_share_jump` as a table.
+* :func:`jump_table`: the copy-share jumps of :func:`copylib.theory.linear.first_order_point` as a table.
 * :func:`smallest_jump_size`: the smallest ``L`` at which a version's minimum jumps, by bisection.
 * :func:`posterior_onset_scan`: the plug-in posterior across ``P1`` at several sizes (contrast, Binder
   cumulant, precursor).
@@ -114,7 +114,7 @@ class LocalMinimumScan:
 
     P : the scanned sample sizes (a geometric grid, then the steepest point and its two neighbours
     at relative distance ``1e-6``); n_minima : the number of local minima with ``m > 0`` at each;
-    steepest : :func:`copylib.theory.linear.copy_share_jump` at this size.
+    steepest : :func:`copylib.theory.linear.first_order_point` at this size.
     """
 
     P: np.ndarray
@@ -126,7 +126,7 @@ class LocalMinimumScan:
         copy shares of the global minimum on its two sides (``L`` is the spec's sequence length)."""
         j = self.steepest
         return {"P values scanned": self.P.size, "fewest minima": int(self.n_minima.min()),
-                "most minima": int(self.n_minima.max()), "steepest at P": j.P_jump,
+                "most minima": int(self.n_minima.max()), "steepest at P": j.P3,
                 "share below": float(linear_theory.copy_share(j.below.m, j.below.q, L)),
                 "share above": float(linear_theory.copy_share(j.above.m, j.above.q, L)), "bracket dP/P": j.rel_width}
 
@@ -158,37 +158,37 @@ def local_minimum_scan(spec: ModelSpec, version: str, P_from: float, n_P: int, *
     if not P_from < P_to:
         raise ValueError(f"P_from must be below P_to = {P_to}, got {P_from}")
     n_P = check_int("n_P", n_P, 2)
-    steepest = linear_theory.copy_share_jump(spec, version)
-    P = np.concatenate([np.geomspace(P_from, P_to, n_P), steepest.P_jump * np.array([1 - 1e-6, 1.0, 1 + 1e-6])])
+    steepest = linear_theory.first_order_point(spec, version)
+    P = np.concatenate([np.geomspace(P_from, P_to, n_P), steepest.P3 * np.array([1 - 1e-6, 1.0, 1 + 1e-6])])
     n_minima = np.array([len(found) for found in linear_theory.local_minima(P, spec, version)])
     return LocalMinimumScan(P=P, n_minima=n_minima, steepest=steepest)
 
 
 def jump_table(jumps: dict, V: int) -> pd.DataFrame:
-    """The copy-share jumps ``{version: {L: CopyJump}}`` as a table, one row per ``(version, L)``.
+    """The copy-share jumps ``{version: {L: FirstOrderPoint}}`` as a table, one row per ``(version, L)``.
 
     Parameters
     ----------
     jumps : dict
-        ``{version: {L: CopyJump}}`` from :func:`copylib.theory.linear.copy_share_jump`.
+        ``{version: {L: FirstOrderPoint}}`` from :func:`copylib.theory.linear.first_order_point`.
     V : int
         The vocabulary size of the specs (``>= 2``), for the asymptotic ``P2``.
 
     Returns
     -------
     pandas.DataFrame
-        Columns: ``P2``, its ratio to the asymptotic formula, ``P_jump / P2``, the copy shares on
+        Columns: ``P2``, its ratio to the asymptotic formula, ``P3 / P2``, the copy shares on
         the two sides, the jump, whether there are two minima and the slope of their action difference.
     """
     V = check_int("V", V, 2)
     if not isinstance(jumps, dict) or not jumps or not all(isinstance(d, dict) and d for d in jumps.values()):
-        raise ValueError("jumps must be a non-empty dict {version: {L: CopyJump}} with non-empty inner dicts")
+        raise ValueError("jumps must be a non-empty dict {version: {L: FirstOrderPoint}} with non-empty inner dicts")
     rows = []
     for v, by_L in jumps.items():
         for Lb, j in by_L.items():
             asym = linear_theory.p2_analytic(ModelSpec(L=Lb, V=V, kind="linear"), v)
             rows.append({"version": v, "L": Lb, "P2": j.P2, "P2 / asymptotic": j.P2 / asym,
-                         "P_jump / P2": j.P_jump / j.P2,
+                         "P3 / P2": j.P3 / j.P2,
                          "share below": float(linear_theory.copy_share(j.below.m, j.below.q, Lb)),
                          "share above": float(linear_theory.copy_share(j.above.m, j.above.q, Lb)), "jump": j.jump,
                          "two minima": j.two_minima, "slope (nats)": j.slope})
@@ -201,7 +201,7 @@ class SmallestJump:
 
     lo, hi : the final bracket, ``hi = lo + 1`` (continuous at ``lo``, first order at ``hi`` if the
     start bracket was valid); start : the start bracket; start_lo, start_hi : the
-    :func:`copylib.theory.linear.copy_share_jump` results at its ends; start_valid : continuous (one
+    :func:`copylib.theory.linear.first_order_point` results at its ends; start_valid : continuous (one
     minimum) at the start's low end and first order at its high end; at_hi : the result at ``hi``.
     """
 
@@ -219,7 +219,7 @@ def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> Smalles
 
     Bisection on integer ``L`` in ``[lo, hi]`` at fixed ``V`` and default scales, assuming one
     switch from continuous (a single minimum at the steepest point) to first order
-    (``first_order`` of :func:`copylib.theory.linear.copy_share_jump`); the ends of the start bracket are
+    (``first_order`` of :func:`copylib.theory.linear.first_order_point`); the ends of the start bracket are
     computed and reported so that the assumption can be checked.
 
     Parameters
@@ -242,7 +242,7 @@ def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> Smalles
     V = check_int("V", V, 2)
 
     def at(Lb):
-        return linear_theory.copy_share_jump(ModelSpec(L=Lb, V=V, kind="linear"), version)
+        return linear_theory.first_order_point(ModelSpec(L=Lb, V=V, kind="linear"), version)
 
     start_lo, start_hi = at(lo), at(hi)
     a, b, j_b = lo, hi, start_hi
@@ -337,7 +337,7 @@ def posterior_onset_scan(sizes: Sequence[tuple[int, int]], f: npt.ArrayLike, **g
         m2 = np.array([a.var_m for a in mo])
         rows[Ls, Vs] = OnsetRow(P1=p1, m2=m2, binder=np.array([a.binder for a in mo]),
                                 share=posterior_copy_share(mo, Ls),
-                                m2_star=linear_theory.action_minimum(f[-1] * p1, sp, "fluct").m ** 2,
+                                m2_star=linear_theory.global_minimum(f[-1] * p1, sp, "fluct").m ** 2,
                                 K=m2[-1] / m2[0], rise=m2[i_one] / m2[i_half] - 1)
     return OnsetScan(f=f, rows=rows, i_half=i_half, i_one=i_one)
 

@@ -611,7 +611,7 @@ def planted_starts(C: npt.ArrayLike, P: float, spec: ModelSpec, *, fracs: npt.Ar
                    n_steps: int = 1000, n_records: int = 11) -> PlantedStarts:
     """Adam planted on either side of the barrier top of ``S_map(Delta; P)``: which minimum does each run reach?
 
-    The local minima of the ``map`` action (:func:`copylib.theory.softmax.action_minima`) and the
+    The local minima of the ``map`` action (:func:`copylib.theory.softmax.local_minima`) and the
     top between the outer two (the largest action on 2001 gaps between them) set the planted
     gaps ``Delta_top + f (Delta_top - Delta_pool)`` for ``f < 0`` and ``Delta_top + f (Delta_copy -
     Delta_top)`` for ``f > 0``; every data set of ``C`` is trained from each planted gap
@@ -641,7 +641,7 @@ def planted_starts(C: npt.ArrayLike, P: float, spec: ModelSpec, *, fracs: npt.Ar
     C = as_real_array("C", C)
     if C.ndim != 5 or C.shape[1:] != (spec.L, spec.L, spec.V, spec.V):
         raise ValueError(f"C must have shape (R, {spec.L}, {spec.L}, {spec.V}, {spec.V}), got {C.shape}")
-    D_min, _ = softmax_theory.action_minima(P, spec, "map")
+    D_min, _ = softmax_theory.local_minima(P, spec, "map")
     if D_min.size < 2:
         raise ValueError(f"P: S_map must have two minima at P = {P}, it has {D_min.size}")
     D_line = np.linspace(D_min[0], D_min[-1], 2001)

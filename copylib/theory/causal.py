@@ -41,7 +41,7 @@ Functions:
   criterion for a single minimum of the uniform-gap family;
 * :func:`gap_action` -- ``S`` of the uniform-gap family and its first two derivatives;
 * :func:`row_gap_action` -- ``S`` of the per-row family and its gradient;
-* :func:`uniform_gap_minima`, :func:`uniform_gap_transition` -- minima,
+* :func:`local_minima`, :func:`first_order_point` -- minima,
   spinodals and the first-order point ``P3`` of the uniform family;
 * :func:`row_gap_noise` -- logit noise of the rows, for the per-row family
   averaged over it (the ``"fluct"`` idea of :mod:`copylib.theory.softmax`);
@@ -64,6 +64,7 @@ from ..arguments import as_finite_array, as_real_array, check_int, check_P, chec
 from ..model.network import ModelSpec, check_spec
 from .reduced_action import grid_minimum_points, inflection_pair
 from .softmax_noise import set_shift_and_rho
+from .softmax_transition import Spinodals
 
 __all__ = [
     "VERSIONS",
@@ -75,9 +76,9 @@ __all__ = [
     "gain_criterion_is_monotone",
     "gap_action",
     "row_gap_action",
-    "uniform_gap_minima",
-    "UniformGapTransition",
-    "uniform_gap_transition",
+    "local_minima",
+    "FirstOrderPoint",
+    "first_order_point",
     "RowGapNoise",
     "row_gap_noise",
     "row_gap_minimum",
@@ -439,8 +440,8 @@ def _minima(P, spec, rows, version, grid):
     return D, np.atleast_1d(F)
 
 
-def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field") -> tuple[np.ndarray, np.ndarray]:
-    """All local minima of :func:`gap_action` over ``Delta in [0, 20]``.
+def local_minima(P: float, spec: ModelSpec, version: str = "mean_field") -> tuple[np.ndarray, np.ndarray]:
+    """All local minima of the uniform-gap action :func:`gap_action` over ``Delta in [0, 20]``.
 
     Sign changes of ``S'`` on a grid of 4001 points, refined by brentq. Returns
     ``(Delta, S)``, arrays sorted by ``Delta``.
@@ -453,31 +454,32 @@ def uniform_gap_minima(P: float, spec: ModelSpec, *, version: str = "mean_field"
 
 
 @dataclass(frozen=True)
-class UniformGapTransition:
-    """First-order point of the uniform-gap family (see :func:`uniform_gap_transition`).
+class FirstOrderPoint:
+    """First-order point of the uniform-gap family (see :func:`first_order_point`).
 
     * P3 : equal action of the two minima.
-    * P_lower, P_upper : spinodals (copy minimum born; pooling minimum gone).
     * Delta : ``(pooling, copy)`` gaps at ``P3``.
     * copy_weight : ``(pooling, copy)`` mean copy weight over the rows with a target at ``P3``.
+    * spinodals : :class:`~copylib.theory.softmax.Spinodals` (copy minimum born at ``P_lower``, pooling
+      minimum gone at ``P_upper``), the result type of the softmax theory's spinodals.
     """
 
     P3: float
-    P_lower: float
-    P_upper: float
     Delta: tuple
     copy_weight: tuple
+    spinodals: Spinodals
 
 
-def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_range: tuple[float, float] = (10.0, 1e5),
-                           n_scan: int = 300) -> UniformGapTransition:
-    """Spinodals and ``P3`` of the uniform-gap family.
+def first_order_point(spec: ModelSpec, version: str = "mean_field", *, P_range: tuple[float, float] = (10.0, 1e5),
+                      n_scan: int = 300) -> FirstOrderPoint:
+    """``P3`` (equal action of the two minima) and the spinodals of the uniform-gap family.
 
     Two minima coexist exactly when ``S'`` has a local maximum above zero followed
     by a local minimum below zero (the zeros of ``S''``, refined by brentq). A
     geometric scan of ``n_scan`` sample sizes in ``P_range`` brackets the
-    interval where this holds; its ends are refined by bisection (relative
-    ``1e-9``), and ``P3`` by brentq on
+    interval where this holds; its ends (the spinodals) are refined by bisection (relative
+    ``1e-9``), the gap of the marginal minimum there is the inflection point of ``S`` it sits on,
+    and ``P3`` is found by brentq on
     ``S_copy - S_pool`` between them. Raises ``ValueError`` if no coexistence is
     found (a continuous crossover).
     """
@@ -491,18 +493,19 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
     grid = _Grid(rows)
     x = grid.x
 
-    def coexist(P):
-        """Two minima exactly when S' has a local max above 0 followed by a local min below 0."""
+    def inflections(P):
+        """The local max and the following local min of S' (None without such a pair)."""
         F2 = grid.parts(P, spec, rows, version, 2)[2]
 
-        def f2(d):
-            return float(_gap_parts(d, P, spec, rows, version, 2)[2])
+        return inflection_pair(x, F2, lambda d: float(_gap_parts(d, P, spec, rows, version, 2)[2]))
 
-        def f1(d):
-            return float(_gap_parts(d, P, spec, rows, version, 1)[1])
+    def slope(d, P):
+        return float(_gap_parts(d, P, spec, rows, version, 1)[1])
 
-        pair = inflection_pair(x, F2, f2)
-        return pair is not None and f1(pair[0]) > 0 > f1(pair[1])
+    def coexist(P):
+        """Two minima exactly when S' has a local max above 0 followed by a local min below 0."""
+        pair = inflections(P)
+        return pair is not None and slope(pair[0], P) > 0 > slope(pair[1], P)
 
     Ps = np.geomspace(lo, hi, n_scan)
     two = np.array([coexist(P) for P in Ps])
@@ -533,8 +536,12 @@ def uniform_gap_transition(spec: ModelSpec, *, version: str = "mean_field", P_ra
     D, _ = _minima(P3, spec, rows, version, grid)
     Ds = (float(D[0]), float(D[-1]))
     c = row_copy_weights(np.array(Ds), spec).mean(-1)
-    return UniformGapTransition(P3=P3, P_lower=P_lower, P_upper=P_upper, Delta=Ds,
-                                copy_weight=(float(c[0]), float(c[1])))
+    # at a spinodal the marginal minimum sits on an inflection point (S' = S'' = 0): the copy minimum is
+    # born on the dip of S', the pooling minimum dies on its hump
+    born, dies = inflections(P_lower), inflections(P_upper)
+    sp = Spinodals(P_lower=P_lower, P_upper=P_upper, Delta_lower=float("nan") if born is None else born[1],
+                   Delta_upper=float("nan") if dies is None else dies[0])
+    return FirstOrderPoint(P3=P3, Delta=Ds, copy_weight=(float(c[0]), float(c[1])), spinodals=sp)
 
 
 # --------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from .trust_region import descend_many
 
 __all__ = [
     "local_minima",
-    "CopyJump",
-    "copy_share_jump",
+    "FirstOrderPoint",
+    "first_order_point",
 ]
 
 # --------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def _local_minima_many(Ps, k: action.ActionConstants, version: str, n_rays: int,
         r2_0 = float(r2_origin[i])
         H0 = np.array([[H_mm[i] * k.s_p2, H_mq[i] * obj.sm * obj.sq],
                        [H_mq[i] * obj.sm * obj.sq, H_qq[i] * obj.sq**2]])
-        std = standard_starts(obj, r2_0, None, H0)  # the starts of action_minimum
+        std = standard_starts(obj, r2_0, None, H0)  # the starts of global_minimum
         zs += std
         owner += [i] * len(std)
         g1 = g.m + (L - 1) * g.q if g.m > 0 else 1.0
@@ -97,10 +97,10 @@ def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n
     """Every local minimum of the reduced action with ``m > 0`` that a dense set of starts finds.
 
     At each ``P`` the action is descended (the trust-region Newton of
-    :func:`action_minimum`, all starts together) from ``3 n_rays`` starts laid
+    :func:`global_minimum`, all starts together) from ``3 n_rays`` starts laid
     on rays of fixed copy share ``s = (i + 1/2)/n_rays`` at three amplitudes
     (``0.5, 1, 2`` times the ``gamma_1 = m + (L-1) q`` of the global minimum),
-    plus the starts of :func:`action_minimum` and the global minimum itself. An
+    plus the starts of :func:`global_minimum` and the global minimum itself. An
     end point counts as a local minimum if its Newton step ``|H^{-1} grad S|`` (prior-whitened) is below ``1e-4`` (the
     descent stops at rounding level; a soft minimum near a spinodal has a long
     Newton step), its Hessian is positive definite and ``m > 0``; end points
@@ -138,26 +138,27 @@ def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n
 
 
 @dataclass(frozen=True)
-class CopyJump:
-    """:func:`copy_share_jump` result: the largest change of the global minimum's copy share near ``P2``.
+class FirstOrderPoint:
+    """:func:`first_order_point` result: the largest change of the global minimum's copy share near ``P2``.
 
-    P_jump : where it happens (the bracket's geometric midpoint); rel_width : the
+    P3 : where it happens (the bracket's geometric midpoint; for a first-order
+    jump the two minima have equal action there); rel_width : the
     final bracket ``P_hi/P_lo - 1``; below, above : the global minima at the
     bracket ends; jump : ``copy_share(above) - copy_share(below)``;
-    two_minima : whether, at ``P_jump (1 -/+ delta)``, descents started from
+    two_minima : whether, at ``P3 (1 -/+ delta)``, descents started from
     ``below`` and from ``above`` end at two distinct local minima (copy shares
     more than ``sep`` apart); delta_action : ``S_copy - S_pool`` (nats) of those
-    two branches at ``P_jump (1 - delta)`` and ``P_jump (1 + delta)`` (``nan``
-    without two minima); slope : ``d(S_copy - S_pool)/d ln P`` at ``P_jump``
+    two branches at ``P3 (1 - delta)`` and ``P3 (1 + delta)`` (``nan``
+    without two minima); slope : ``d(S_copy - S_pool)/d ln P`` at ``P3``
     (nats; ``nan`` without two minima); first_order : two minima whose action
-    difference changes sign across ``P_jump`` with a negative slope.
+    difference changes sign across ``P3`` with a negative slope.
     """
 
     L: int
     V: int
     version: str
     P2: float
-    P_jump: float
+    P3: float
     rel_width: float
     below: ActionMinimum
     above: ActionMinimum
@@ -168,9 +169,9 @@ class CopyJump:
     first_order: bool
 
 
-def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[float, float] = (0.3, 3.0),
-                    n_scan: int = 41, rtol: float = 1e-11, delta: float = 1e-8, sep: float = 1e-4) -> CopyJump:
-    """Locate the steepest change of the global minimum's copy share around ``P2`` and test it for a jump.
+def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[float, float] = (0.3, 3.0),
+                      n_scan: int = 41, rtol: float = 1e-11, delta: float = 1e-8, sep: float = 1e-4) -> FirstOrderPoint:
+    """``P3``: the steepest change of the global minimum's copy share around ``P2``, tested for a first-order jump.
 
     1. :func:`minimum_curve` on ``n_scan`` geometric points of
        ``P in [span[0], span[1]] * p2_numerical``; take the neighbouring pair with
@@ -181,7 +182,7 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[floa
        the bracket is below ``1e-3`` relative) is closer to. If the share
        is continuous, the two ends converge to the same share; if the global
        minimum jumps, they keep a finite difference ``jump``.
-    3. Branches: at ``P_jump (1 -/+ delta)`` descend from each end minimum alone.
+    3. Branches: at ``P3 (1 -/+ delta)`` descend from each end minimum alone.
        A first-order jump has two distinct local minima there (shares more than
        ``sep`` apart) whose action difference ``S_copy - S_pool`` is positive below and
        negative above, with ``slope = d(S_copy - S_pool)/d ln P < 0``.
@@ -194,7 +195,7 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[floa
 
     Returns
     -------
-    CopyJump
+    FirstOrderPoint
     """
     spec = action.check_linear_spec(spec)
     version = check_version(version, action.VERSIONS)
@@ -250,7 +251,7 @@ def copy_share_jump(spec: ModelSpec, version: str = "fluct", *, span: tuple[floa
     else:
         dS, slope = (float("nan"), float("nan")), float("nan")
     first = bool(two and dS[0] > 0 > dS[1] and slope < 0)
-    return CopyJump(L=L, V=k.V, version=version, P2=float(P2), P_jump=float(P_j), rel_width=float(hi_P / lo_P - 1),
+    return FirstOrderPoint(L=L, V=k.V, version=version, P2=float(P2), P3=float(P_j), rel_width=float(hi_P / lo_P - 1),
                     below=lo_r, above=hi_r, jump=share_of(hi_r) - share_of(lo_r), two_minima=bool(two),
                     delta_action=tuple(float(x) for x in dS), slope=float(slope), first_order=first)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..arguments import check_int, check_positive
 from ..model.network import ModelSpec, check_spec
-from .linear import action_minimum, hessian_at_origin, reduced_action
+from .linear import global_minimum, hessian_at_origin, reduced_action
 from .linear_action import ActionConstants, action_constants
 
 __all__ = ["IntegratedMoments", "integrated_moments", "PluginMoments", "plugin_posterior_moments", "PluginMarginal",
@@ -60,7 +60,7 @@ def integrated_moments(P: float, spec: ModelSpec, version: str = "fluct", *, n_m
     """
     n_m, n_q = check_int("n_m", n_m, 3), check_int("n_q", n_q, 3)
     m_max, q_widths = check_positive("m_max", m_max), check_positive("q_widths", q_widths)
-    r = action_minimum(P, spec, version)
+    r = global_minimum(P, spec, version)
     P = float(P)
     if r.m > 0:
         # Laplace width of q at the minimum: curvature along q by finite differences

@@ -2,7 +2,7 @@
 
 The action is minimised in prior-whitened coordinates (``WhitenedAction``) by the batched
 trust-region Newton of :mod:`copylib.theory.trust_region` from pooling-like, copy-like and mixed
-starts; the lowest end point wins. Public results: :func:`~copylib.theory.linear.action_minimum` at
+starts; the lowest end point wins. Public results: :func:`~copylib.theory.linear.global_minimum` at
 one ``P`` and :func:`~copylib.theory.linear.minimum_curve` along a grid. ``minimise_many`` and
 ``scan_minima`` are the batched searches the threshold and jump modules share.
 """
@@ -36,7 +36,7 @@ from .trust_region import descend_many
 __all__ = [
     "ActionMinimum",
     "MinimumCurve",
-    "action_minimum",
+    "global_minimum",
     "minimum_curve",
 ]
 
@@ -47,7 +47,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ActionMinimum:
-    """Global minimum of the reduced action at one ``P`` (see :func:`action_minimum`).
+    """A minimum of the reduced action at one ``P``: the global one (:func:`global_minimum`) or a local one.
 
     m, q : floats, ``m >= 0``; r2 : transverse weight (``0`` unless "fluct");
     action : ``S`` at the minimum (nats); test_loss : :func:`predicted_test_loss`;
@@ -166,7 +166,7 @@ def _stack(ks: list) -> ActionConstants:
 def minimise_many(P_values: Iterable[float], k: ActionConstants | Sequence[ActionConstants], version: str,
                   hints: Sequence[Sequence[Sequence[float]]] | None = None, standard: bool = True) -> list:
     """Global minimum (:class:`ActionMinimum`) at each ``P`` of ``P_values``: the multi-start search of
-    :func:`action_minimum`, with the starts of all ``P`` descended together.
+    :func:`global_minimum`, with the starts of all ``P`` descended together.
 
     k : one :class:`ActionConstants`, or a list of them (one per ``P``: several specs in one batch);
     hints : optional list (one per ``P``) of lists of extra ``(m, q, r2)`` starts;
@@ -224,7 +224,7 @@ def _minimise(P: float, k: ActionConstants, version: str, hint=None) -> ActionMi
     return minimise_many([P], k, version, None if hint is None else [[hint]])[0]
 
 
-def action_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
+def global_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
                    hint: npt.ArrayLike | None = None) -> ActionMinimum:
     """Global minimiser ``(m*, q*)`` (and ``r2*`` for "fluct") of the reduced action at one ``P``.
 
@@ -279,7 +279,7 @@ def scan_minima(segments: Sequence[tuple[npt.ArrayLike, ActionConstants, ActionM
 
 
 def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field") -> MinimumCurve:
-    """:func:`action_minimum` over a grid of ``P`` (each warm-started from its neighbour).
+    """:func:`global_minimum` over a grid of ``P`` (each warm-started from its neighbour).
 
     P_values : 1-d array_like of ``P > 0`` (any order; results in the given order).
     Returns :class:`MinimumCurve` (``m, q, r2, action, test_loss, copy_share``).

@@ -23,7 +23,7 @@ from .linear_action import (
     origin_hessian,
     reduced_action,
 )
-from .linear_minima import ActionMinimum, action_minimum, minimise_many, scan_minima
+from .linear_minima import ActionMinimum, global_minimum, minimise_many, scan_minima
 
 __all__ = [
     "p1_analytic",
@@ -237,7 +237,7 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
        the lowest eigenvalue of a finite-difference Hessian of
        :func:`reduced_action` at the origin (``_numerical_origin_eigmin``,
        no use of the analytic Hessian); refine with brentq (``xtol ~ 1e-13 P``).
-    2. Check with :func:`action_minimum` that ``m* = 0`` just below (``P1 (1 - 1e-3)``)
+    2. Check with :func:`global_minimum` that ``m* = 0`` just below (``P1 (1 - 1e-3)``)
        and ``m* > 0`` just above (``P1 (1 + 1e-3)``), i.e. that no first-order jump
        preempts the instability. If ``m* > 0`` already below, ``P1`` is instead
        located by bisection on ``m*(P) > 0`` (first-order case) to ``1e-6`` relative.
@@ -252,16 +252,16 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
 
     a, b = _first_instability(f, 8, version, vectorised=False)
     P1 = optimize.brentq(f, a, b, xtol=1e-13 * b, rtol=1e-14)
-    below = action_minimum(P1 * (1 - 1e-3), spec, version)
+    below = global_minimum(P1 * (1 - 1e-3), spec, version)
     if below.m == 0.0:
         return float(P1)
     # first-order case: the minimum jumps before the spinodal
     lo, hi = P1 / 100, P1 * (1 - 1e-3)
-    if action_minimum(lo, spec, version).m > 0:
+    if global_minimum(lo, spec, version).m > 0:
         raise ArithmeticError("m* > 0 already at P1/100: cannot bracket the jump")
     while hi / lo - 1 > 1e-6:
         mid = math.sqrt(lo * hi)
-        if action_minimum(mid, spec, version).m > 0:
+        if global_minimum(mid, spec, version).m > 0:
             hi = mid
         else:
             lo = mid
@@ -348,7 +348,7 @@ def p2_analytic(spec: ModelSpec, version: str = "mean_field") -> float:
     makes the switch first order (two coexisting minima exchanging order; at
     ``V = 4``, all scales 1, from ``L = 89`` for MAP and ``L = 115`` for fluct
     on, continuous at ``L = 88`` and ``114``; mean field is continuous up to
-    ``L = 512``: see :func:`copy_share_jump`). Numerically (``V = 4``, all scales 1) the
+    ``L = 512``: see :func:`first_order_point`). Numerically (``V = 4``, all scales 1) the
     ratio ``p2_numerical/p2_analytic`` for ``L = 16, 32, 64, 128, 256`` is
     0.88, 0.89, 0.92, 0.96, 1.00 (mean field), 1.21, 1.16, 1.13, 1.12, 1.10 (MAP)
     and 0.94, 1.05, 1.14, 1.18, 1.17 (fluct); the local exponents of ``L`` of

@@ -67,8 +67,8 @@ in nats (units of ``-ln`` probability). The versions:
     ``-Var(S)/2 + ...`` of ``-ln E[e^{-S}]``, i.e. the data reweighting the
     transverse modes) can be measured with :func:`transverse_average`.
 
-Transition analysis (all versions): :func:`action_minima`, :func:`spinodals`,
-:func:`first_order_point`, :func:`order_parameter_curve`, and the leading-order
+Transition analysis (all versions): :func:`local_minima`, :func:`spinodals`,
+:func:`first_order_point`, :func:`minimum_curve`, and the leading-order
 analytic :func:`p3_leading_order`. The test loss of a state is that of its
 attention with the plug-in posterior-mean readout (:func:`plugin_readout`,
 :func:`state_loss`).

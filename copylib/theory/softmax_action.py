@@ -101,7 +101,7 @@ def _action_from_averages(Delta, P, cs, a2s, spec, version, order, value=True):
 # version's constants, and with the fluct noise (8192 draws x 4001 points) they are
 # the dominant cost of every minimisation. They are kept for the last few
 # (rows, grid, order) combinations, keyed on the rows' bytes, so that a chapter that
-# calls action_minima / order_parameter_curve / first_order_point many times with
+# calls local_minima / minimum_curve / first_order_point many times with
 # the same noise computes them once.
 _GRID_CACHE: dict = {}
 _GRID_CACHE_SIZE = 8

@@ -33,7 +33,7 @@ from .softmax_action import (
 from .softmax_noise import RowNoise, check_softmax_spec, rows_for
 
 __all__ = [
-    "action_minima",
+    "local_minima",
     "Spinodals",
     "spinodals",
     "FirstOrderPoint",
@@ -41,9 +41,9 @@ __all__ = [
     "barrier_at_p3",
     "copy_minimum_depth",
     "local_minimum_copy_weights",
-    "global_minimum_state",
-    "OrderParameterCurve",
-    "order_parameter_curve",
+    "global_minimum",
+    "MinimumCurve",
+    "minimum_curve",
     "leading_order_gap",
     "p3_leading_order",
 ]
@@ -111,8 +111,8 @@ def _minima_many(Ps, spec, version, noise, grid):
     return [(D[who == i], F[who == i]) for i in range(Ps.size)]
 
 
-def action_minima(P: float, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
-                  Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID) -> tuple[np.ndarray, np.ndarray]:
+def local_minima(P: float, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
+                 Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID) -> tuple[np.ndarray, np.ndarray]:
     """All local minima of ``S(Delta; P)`` over ``Delta in [0, Delta_max]``.
 
     ``S'`` is evaluated on a uniform grid of ``n_grid`` points; each sign change
@@ -291,7 +291,7 @@ class FirstOrderPoint:
     """The first-order point ``P3`` where the pooling and copy minima have equal action.
 
     * P3 : float
-    * Delta, copy_weight, loss : tuples ``(pooling, copy)``: the two coexisting
+    * Delta, copy_weight, test_loss : tuples ``(pooling, copy)``: the two coexisting
       states at ``P3`` (gap, copy weight ``c``, test loss with the plug-in readout).
     * action : float, the common value of ``S`` at ``P3``.
     * spinodals : :class:`Spinodals`.
@@ -300,14 +300,14 @@ class FirstOrderPoint:
     P3: float
     Delta: tuple
     copy_weight: tuple
-    loss: tuple
+    test_loss: tuple
     action: float
     spinodals: Spinodals
 
     @property
     def jump(self) -> dict:
-        """Changes copy - pooling of ``Delta``, ``copy_weight`` and ``loss`` across ``P3``."""
-        return {k: getattr(self, k)[1] - getattr(self, k)[0] for k in ("Delta", "copy_weight", "loss")}
+        """Changes copy - pooling of ``Delta``, ``copy_weight`` and ``test_loss`` across ``P3``."""
+        return {k: getattr(self, k)[1] - getattr(self, k)[0] for k in ("Delta", "copy_weight", "test_loss")}
 
 
 def _branches(P, spec, version, noise, grid):
@@ -323,7 +323,7 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: Ro
     """``P3``: brentq on ``S_copy(P) - S_pool(P)`` between the spinodals.
 
     The branches are the smallest-``Delta`` (pooling) and largest-``Delta`` (copy)
-    local minima (:func:`action_minima`). Their action difference is positive at
+    local minima (:func:`local_minima`). Their action difference is positive at
     the lower spinodal and negative at the upper one (``d(S_copy - S_pool)/dP <
     0``: more data favour copying), so the root is unique. Arguments as
     :func:`spinodals`.
@@ -359,7 +359,7 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: Ro
     loss = state_loss(Ds, P3, spec, version=version, noise=noise)
     return FirstOrderPoint(
         P3=P3, Delta=(Dp, Dc), copy_weight=(float(c[0]), float(c[1])),
-        loss=(float(loss[0]), float(loss[1])), action=0.5 * (Fp + Fc), spinodals=sp,
+        test_loss=(float(loss[0]), float(loss[1])), action=0.5 * (Fp + Fc), spinodals=sp,
     )
 
 
@@ -388,7 +388,7 @@ def copy_minimum_depth(P: float, spec: ModelSpec, version: str = "mean_field", *
     """Depth ``S_b`` (nats) and distance ``x_+ - x_-`` of the copy minimum of ``S(Delta; P)`` below the barrier top.
 
     ``S_b = S(Delta_top) - S(Delta_copy)`` and ``x_+ - x_- = Delta_copy - Delta_top``, where
-    ``Delta_copy`` is the largest-gap minimum (:func:`action_minima`) and ``Delta_top``
+    ``Delta_copy`` is the largest-gap minimum (:func:`local_minima`) and ``Delta_top``
     the barrier top (the first ``+`` to ``-`` sign change of ``S'`` on ``n_grid`` points
     between the outer minima, refined with brentq to ``1e-14``; with two minima the only
     maximum between them). Near the lower spinodal ``S_b ~ delta^(3/2)`` and ``x_+ - x_- ~ delta^(1/2)`` in
@@ -397,7 +397,7 @@ def copy_minimum_depth(P: float, spec: ModelSpec, version: str = "mean_field", *
     spec = check_softmax_spec(spec)
     version = check_version(version, VERSIONS)
     n_grid = check_int("n_grid", n_grid, minimum=3)
-    D, F = action_minima(P, spec, version, noise=noise)
+    D, F = local_minima(P, spec, version, noise=noise)
     if D.size < 2:
         raise ValueError(f"P = {P!r}: F has a single minimum (P outside the coexistence window), no barrier")
     x = np.linspace(D[0], D[-1], n_grid)[1:-1]
@@ -414,39 +414,39 @@ def copy_minimum_depth(P: float, spec: ModelSpec, version: str = "mean_field", *
 def local_minimum_copy_weights(P: float, spec: ModelSpec, version: str = "mean_field", *,
                                noise: RowNoise | None = None) -> np.ndarray:
     """Copy weights of all local minima of ``S(Delta; P)`` (the branches at ``P``), ascending in ``Delta``."""
-    D, _ = action_minima(P, spec, version, noise=noise)
+    D, _ = local_minima(P, spec, version, noise=noise)
     return np.asarray(copy_weight_of_gap(D, spec, version=version, noise=noise), dtype=float)
 
 
-def global_minimum_state(P: float, spec: ModelSpec, version: str = "mean_field", *,
-                         noise: RowNoise | None = None) -> tuple[float, float]:
+def global_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
+                   noise: RowNoise | None = None) -> tuple[float, float]:
     """``(copy weight, test loss per position)`` of the global minimum of ``S(Delta; P)``."""
     P = check_positive("P", P)
-    D, F = action_minima(P, spec, version, noise=noise)
+    D, F = local_minima(P, spec, version, noise=noise)
     D = D[np.argmin(F)]
     return (float(copy_weight_of_gap(D, spec, version=version, noise=noise)),
             float(state_loss(D, P, spec, version=version, noise=noise)))
 
 
 @dataclass(frozen=True)
-class OrderParameterCurve:
+class MinimumCurve:
     """Global-minimum state along a grid of sample sizes (arrays ``(n_P,)``).
 
-    P, Delta, copy_weight, loss, action; n_minima: number of local minima at each ``P``.
+    P, Delta, copy_weight, test_loss, action; n_minima: number of local minima at each ``P``.
     """
 
     P: np.ndarray
     Delta: np.ndarray
     copy_weight: np.ndarray
-    loss: np.ndarray
+    test_loss: np.ndarray
     action: np.ndarray
     n_minima: np.ndarray
 
 
-def order_parameter_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field", *,
-                          noise: RowNoise | None = None,
-                          Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID
-                          ) -> OrderParameterCurve:
+def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field", *,
+                  noise: RowNoise | None = None,
+                  Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID
+                  ) -> MinimumCurve:
     """Global minimum of ``S`` (gap, copy weight, test loss, action) at each ``P`` of ``P_values``.
 
     P_values : 1-d array of ``P > 0``. The copy weight and loss jump at ``P3``.
@@ -465,9 +465,9 @@ def order_parameter_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str
         F.append(vals[j])
         n.append(mins.size)
     D = np.asarray(D)
-    return OrderParameterCurve(
+    return MinimumCurve(
         P=P_values.copy(), Delta=D, copy_weight=copy_weight_of_gap(D, spec, version=version, noise=noise),
-        loss=state_loss(D, P_values, spec, version=version, noise=noise), action=np.asarray(F),
+        test_loss=state_loss(D, P_values, spec, version=version, noise=noise), action=np.asarray(F),
         n_minima=np.asarray(n),
     )
 

@@ -57,7 +57,7 @@ def test_plugin_agreement_is_close_at_moderate_P():
 def test_coexistence_scan_finds_the_first_length_with_two_minima():
     r = ca.coexistence_scan((160, 192), 4, n_scan=200)
     assert (r.first_L, r.last_L_without) == (192, 160)
-    assert r.at(160) is None and r.at(192).P_lower < r.at(192).P3 < r.at(192).P_upper
+    assert r.at(160) is None and r.at(192).spinodals.P_lower < r.at(192).P3 < r.at(192).spinodals.P_upper
     none = ca.coexistence_scan((4, 6), 3, P_range=(10.0, 1e4), n_scan=20)
     assert none.first_L is None and none.last_L_without is None
     with pytest.raises(ValueError, match="L_values"):

@@ -91,7 +91,7 @@ def test_by_data_set_and_by_chain_follow_the_batch_order():
 
 def test_map_predictions_match_the_action_minimum_and_reject_bad_P():
     pred = map_predictions([3.0, 500.0], SPEC)
-    r = lt.action_minimum(500.0, SPEC, "map")
+    r = lt.global_minimum(500.0, SPEC, "map")
     assert pred.shape == (3, 2)
     assert np.array_equal(pred[:, 1], [r.m, r.q, r.test_loss])
     with pytest.raises(ValueError, match="P_values"):

@@ -186,7 +186,7 @@ def test_local_minimum_scan_and_jump_table_valid(L, version, n_P):
     spec = cl.ModelSpec(L=L, V=2, kind="linear")
     scan = lxt.local_minimum_scan(spec, version, 2.0, n_P, P_to=50.0)
     assert scan.P.shape == scan.n_minima.shape == (n_P + 3,) and (scan.n_minima >= 0).all()  # none below P1
-    assert math.isclose(scan.P[n_P + 1], scan.steepest.P_jump)
+    assert math.isclose(scan.P[n_P + 1], scan.steepest.P3)
     row = scan.row(L)
     assert row["fewest minima"] <= row["most minima"] and 0 <= row["share below"] <= 1 + 1e-9
     table = lxt.jump_table({version: {L: scan.steepest}}, 2)

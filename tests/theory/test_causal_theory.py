@@ -131,19 +131,21 @@ def test_derivatives_and_row_gradient_match_finite_differences():
 
 def test_cyclic_transition_reproduces_the_softmax_theory():
     spec = cl.ModelSpec(32, 4, kind="softmax")
-    t = ct.uniform_gap_transition(spec)
+    t = ct.first_order_point(spec)
     ref = st.first_order_point(spec, "mean_field")
     assert t.P3 == pytest.approx(ref.P3, rel=1e-8)
-    assert t.P_lower == pytest.approx(ref.spinodals.P_lower, rel=1e-6)
-    assert t.P_upper == pytest.approx(ref.spinodals.P_upper, rel=1e-6)
+    assert t.spinodals.P_lower == pytest.approx(ref.spinodals.P_lower, rel=1e-6)
+    assert t.spinodals.P_upper == pytest.approx(ref.spinodals.P_upper, rel=1e-6)
+    assert t.spinodals.Delta_lower == pytest.approx(ref.spinodals.Delta_lower, rel=1e-5)
+    assert t.spinodals.Delta_upper == pytest.approx(ref.spinodals.Delta_upper, rel=1e-5)
     np.testing.assert_allclose(t.Delta, ref.Delta, rtol=1e-6)
 
 
 def test_causal_uniform_family_has_no_jump_at_L32_but_one_at_L256():
     with pytest.raises(ValueError, match="no coexistence"):
-        ct.uniform_gap_transition(_causal(32, 4))
-    t = ct.uniform_gap_transition(_causal(256, 4), P_range=(4000.0, 9000.0), n_scan=40)
-    assert t.P_lower < t.P3 < t.P_upper and t.copy_weight[1] > t.copy_weight[0]
+        ct.first_order_point(_causal(32, 4))
+    t = ct.first_order_point(_causal(256, 4), P_range=(4000.0, 9000.0), n_scan=40)
+    assert t.spinodals.P_lower < t.P3 < t.spinodals.P_upper and t.copy_weight[1] > t.copy_weight[0]
 
 
 def test_row_gap_minimum_is_stationary_and_branches_agree_without_coexistence():

@@ -90,12 +90,12 @@ def test_actions_valid(spec, version, P, seed):
                                rtol=1e-10, atol=1e-8 * abs(parts[0][0]))
 
 
-@covers(ct.uniform_gap_minima, ct.row_gap_minimum)
+@covers(ct.local_minima, ct.row_gap_minimum)
 @budget(15)
 @given(spec=copy_specs(L=st.integers(2, 10)), version=st.sampled_from(ct.VERSIONS), P=log_uniform(1.0, 1e4),
        start=st.floats(0.0, 8.0))
 def test_minima_valid(spec, version, P, start):
-    D, F = ct.uniform_gap_minima(P, spec, version=version)
+    D, F = ct.local_minima(P, spec, version=version)
     assert D.ndim == 1 and D.shape == F.shape and D.size >= 1 and (np.diff(D) > 0).all()
     assert_finite(F)
     Dr, Fr = ct.row_gap_minimum(P, spec, start, version=version)
@@ -105,16 +105,16 @@ def test_minima_valid(spec, version, P, start):
     assert Fu <= F.min() + 1e-9 * max(1.0, abs(F.min()))
 
 
-@covers(ct.uniform_gap_transition, ct.UniformGapTransition)
+@covers(ct.first_order_point, ct.FirstOrderPoint)
 @budget(5)
 @given(spec=copy_specs(L=st.integers(2, 24), V=st.integers(2, 4)), version=st.sampled_from(ct.VERSIONS))
 def test_uniform_transition_valid(spec, version):
     try:
-        t = ct.uniform_gap_transition(spec, version=version, P_range=(1e-2, 1e6), n_scan=80)
+        t = ct.first_order_point(spec, version=version, P_range=(1e-2, 1e6), n_scan=80)
     except ValueError as exc:
         assert "coexist" in str(exc)
         return
-    assert t.P_lower < t.P3 < t.P_upper and t.Delta[0] < t.Delta[1] and t.copy_weight[0] < t.copy_weight[1]
+    assert t.spinodals.P_lower < t.P3 < t.spinodals.P_upper and t.Delta[0] < t.Delta[1] and t.copy_weight[0] < t.copy_weight[1]
 
 
 @covers(ct.row_gap_branches, ct.RowGapBranches)
@@ -199,23 +199,23 @@ _CALLS = {
     "copy_state_invariants": lambda a: ct.copy_state_invariants(a["Delta"], a["spec"]),
     "gap_action": lambda a: ct.gap_action(a["Delta"], a["P"], a["spec"], version=a["version"]),
     "row_gap_action": lambda a: ct.row_gap_action(a["Delta"], a["P"], a["spec"], version=a["version"]),
-    "uniform_gap_minima": lambda a: ct.uniform_gap_minima(a["P"], a["spec"], version=a["version"]),
+    "local_minima": lambda a: ct.local_minima(a["P"], a["spec"], version=a["version"]),
     "row_gap_minimum": lambda a: ct.row_gap_minimum(a["P"], a["spec"], a["start"], version=a["version"]),
     "row_gap_branches": lambda a: ct.row_gap_branches(a["P_values"], a["spec"], version=a["version"]),
-    "uniform_gap_transition": lambda a: ct.uniform_gap_transition(a["spec"], version=a["version"],
+    "first_order_point": lambda a: ct.first_order_point(a["spec"], version=a["version"],
                                                                   P_range=a["P_range"], n_scan=a["n_scan"]),
 }
 _USES = {
     "copy_rows": ["spec"], "row_copy_weights": ["Delta", "spec"], "copy_state_invariants": ["Delta", "spec"],
     "gap_action": ["Delta", "P", "spec", "version"], "row_gap_action": ["Delta", "P", "spec", "version"],
-    "uniform_gap_minima": ["P", "spec", "version"], "row_gap_minimum": ["P", "spec", "start", "version"],
+    "local_minima": ["P", "spec", "version"], "row_gap_minimum": ["P", "spec", "start", "version"],
     "row_gap_branches": ["P_values", "spec", "version"],
-    "uniform_gap_transition": ["spec", "version", "P_range", "n_scan"],
+    "first_order_point": ["spec", "version", "P_range", "n_scan"],
 }
 
 
 @covers(ct.copy_rows, ct.row_copy_weights, ct.copy_state_invariants, ct.gap_action, ct.row_gap_action,
-        ct.uniform_gap_minima, ct.row_gap_minimum, ct.row_gap_branches, ct.uniform_gap_transition)
+        ct.local_minima, ct.row_gap_minimum, ct.row_gap_branches, ct.first_order_point)
 @budget(120)
 @given(data=st.data())
 def test_causal_theory_invalid(data):

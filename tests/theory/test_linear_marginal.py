@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from copylib import ModelSpec
-from copylib.theory.linear import action_minimum, susceptibility_m
+from copylib.theory.linear import global_minimum, susceptibility_m
 from copylib.theory.linear_marginal import (
     PluginMarginal,
     PluginSwitch,
@@ -34,7 +34,7 @@ def test_integrated_moments_large_P_close_to_minimum():
     # well above P1 the posterior concentrates around +-m*: sqrt(E m^2) -> m* within a few widths
     P = 1000.0
     mom = integrated_moments(P, SPEC, "mean_field")
-    r = action_minimum(P, SPEC, "mean_field")
+    r = global_minimum(P, SPEC, "mean_field")
     assert abs(mom.rms_m - r.m) < 0.05 * r.m
     assert mom.abs_m <= mom.rms_m + 1e-12
     assert mom.binder > 0.5

@@ -17,8 +17,8 @@ from copylib.posterior.order_parameters import (
 )
 from copylib.theory.linear import (
     VERSIONS,
-    action_minimum,
     copy_share,
+    global_minimum,
     hessian_at_origin,
     minimum_curve,
     p1_analytic,
@@ -200,7 +200,7 @@ def test_readout_transverse_term_matches_explicit_average():
 @pytest.mark.parametrize("P", [30.0, 300.0, 3000.0])
 def test_minimum_is_stationary_and_global(version, P):
     spec = SPEC
-    r = action_minimum(P, spec, version)
+    r = global_minimum(P, spec, version)
     assert r.m > 0
     dm, dq = reduced_action_gradient(r.m, r.q, P, spec, version=version)
     scale = abs(r.action) + 1
@@ -216,7 +216,7 @@ def test_minimum_curve_matches_pointwise_minima():
     P = np.array([300.0, 10.0, 3000.0])
     c = minimum_curve(P, SPEC, "mean_field")
     for i, p in enumerate(P):
-        r = action_minimum(p, SPEC, "mean_field")
+        r = global_minimum(p, SPEC, "mean_field")
         assert c.m[i] == pytest.approx(r.m, rel=1e-7, abs=1e-12)
         assert c.q[i] == pytest.approx(r.q, rel=1e-6, abs=1e-12)
     assert c.m[1] == 0 and np.isnan(c.copy_share[1])
@@ -229,7 +229,7 @@ def test_minimum_curve_of_all_versions_matches_pointwise_minima(version):
     P = np.geomspace(2, 5000, 13)
     c = minimum_curve(P, SPEC, version)
     for i, p in enumerate(P):
-        r = action_minimum(p, SPEC, version)
+        r = global_minimum(p, SPEC, version)
         assert c.action[i] <= r.action + 1e-10 * (1 + abs(r.action))
         assert c.m[i] == pytest.approx(r.m, rel=1e-6, abs=1e-9)
         assert c.q[i] == pytest.approx(r.q, rel=1e-6, abs=1e-9)
@@ -247,8 +247,8 @@ def test_p1_numerical_equals_exact_analytic(spec, version):
     P1a = p1_analytic(spec, version)
     tol = 1e-6 if version == "mean_field" else 1e-5
     assert P1n == pytest.approx(P1a, rel=tol)
-    assert action_minimum(P1a * (1 - 1e-4), spec, version).m == 0.0
-    assert action_minimum(P1a * (1 + 1e-4), spec, version).m > 0.0
+    assert global_minimum(P1a * (1 - 1e-4), spec, version).m == 0.0
+    assert global_minimum(P1a * (1 + 1e-4), spec, version).m > 0.0
 
 
 def test_p1_forms_and_reference_values():
@@ -269,11 +269,11 @@ def test_continuous_onset_with_square_root(version):
     spec = SPEC
     P1 = p1_analytic(spec, version)
     d = np.geomspace(1e-5, 1e-3, 5)
-    m = np.array([action_minimum(P1 * (1 + x), spec, version).m for x in d])
+    m = np.array([global_minimum(P1 * (1 + x), spec, version).m for x in d])
     slope = np.polyfit(np.log(d), np.log(m), 1)[0]
     assert slope == pytest.approx(0.5, rel=0.1)
     # continuity: m* -> 0 at P1
-    assert m[0] < 0.02 * action_minimum(2 * P1, spec, version).m
+    assert m[0] < 0.02 * global_minimum(2 * P1, spec, version).m
 
 
 def test_susceptibility():
@@ -298,7 +298,7 @@ def test_p2():
     assert p2_analytic(SPEC, "fluct") == pytest.approx(L**2 * V / (V - 1), rel=0.15)
     spec = ModelSpec(L=16, V=4, kind="linear")
     P2 = p2_numerical(spec, rtol=1e-5)
-    r = action_minimum(P2, spec)
+    r = global_minimum(P2, spec)
     assert float(copy_share(r.m, r.q, spec.L)) == pytest.approx(0.5, abs=1e-3)
     assert P2 == pytest.approx(p2_analytic(spec), rel=0.2)
 
@@ -322,9 +322,9 @@ def test_bad_input_raises_value_error_naming_the_parameter():
     with pytest.raises(ValueError, match="P"):
         reduced_action(0.1, 0.0, 0.0, SPEC)
     with pytest.raises(ValueError, match="P"):
-        action_minimum(-3.0, SPEC)
+        global_minimum(-3.0, SPEC)
     with pytest.raises(ValueError, match="hint"):
-        action_minimum(30.0, SPEC, hint=(0.1, 0.0))
+        global_minimum(30.0, SPEC, hint=(0.1, 0.0))
     with pytest.raises(ValueError, match="version"):
         reduced_action(0.1, 0.0, 10.0, SPEC, version="bogus")
     with pytest.raises(ValueError, match="r2"):
@@ -351,7 +351,7 @@ def test_bad_input_raises_value_error_naming_the_parameter():
 # large L: coexisting minima and the jump of the copy share
 # --------------------------------------------------------------------------
 
-from copylib.theory.linear import CopyJump, copy_share_jump, local_minima  # noqa: E402
+from copylib.theory.linear import FirstOrderPoint, first_order_point, local_minima  # noqa: E402
 
 SPEC_128 = ModelSpec(L=128, V=4, kind="linear")
 
@@ -363,7 +363,7 @@ def test_local_minima_single_at_small_L_across_the_crossover():
         found = local_minima(P2 * np.geomspace(0.5, 2.0, 9), SPEC, version)
         assert [len(f) for f in found] == [1] * 9, version
         for f in found:  # and it is the global minimum
-            g = action_minimum(f[0].P, SPEC, version)
+            g = global_minimum(f[0].P, SPEC, version)
             assert f[0].action == pytest.approx(g.action, rel=1e-12, abs=1e-9)
             assert copy_share(f[0].m, f[0].q, SPEC.L) == pytest.approx(copy_share(g.m, g.q, SPEC.L), abs=1e-6)
 
@@ -385,20 +385,20 @@ def test_local_minima_finds_both_minima_at_large_L():
         M, Q = np.meshgrid(r.m + dm, r.q + dq, indexing="ij")
         S = reduced_action(M, Q, P, SPEC_128, version="map")
         assert S[1, 1] <= S.min() + 1e-9 * abs(S[1, 1])
-    g = action_minimum(P, SPEC_128, "map")
+    g = global_minimum(P, SPEC_128, "map")
     assert g.action == pytest.approx(min(pool.action, copy.action), rel=1e-12)
 
 
 def test_copy_share_jump_continuous_at_small_L():
-    j = copy_share_jump(SPEC, "map")
-    assert isinstance(j, CopyJump)
+    j = first_order_point(SPEC, "map")
+    assert isinstance(j, FirstOrderPoint)
     assert j.rel_width < 1e-10
     assert abs(j.jump) < 1e-6 and not j.two_minima and not j.first_order
     assert math.isnan(j.slope)
 
 
 def test_copy_share_jump_first_order_at_large_L():
-    j = copy_share_jump(SPEC_128, "map")
+    j = first_order_point(SPEC_128, "map")
     assert j.first_order and j.two_minima and j.jump > 0.3
     below, above = j.delta_action
     assert below > 0 > above and j.slope < 0
@@ -420,7 +420,7 @@ def test_copy_share_jump_first_order_at_large_L():
 ])
 def test_copy_share_jump_rejects_bad_arguments(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        copy_share_jump(SPEC, "map", **kwargs)
+        first_order_point(SPEC, "map", **kwargs)
 
 
 @pytest.mark.parametrize("kwargs, name", [(dict(n_rays=1), "n_rays"), (dict(sep=0.0), "sep"), (dict(P=-1.0), "P"),
@@ -437,7 +437,7 @@ def test_local_minima_rejects_bad_arguments(kwargs, name):
 
 
 def _p2_sequential(spec, version, rtol):
-    """The scalar reference: a warm-started scan of action_minimum (8 points per decade from
+    """The scalar reference: a warm-started scan of global_minimum (8 points per decade from
     1.01 P1) to the first copy share >= 1/2, then brentq on the share, warm-started from the
     minimum below the crossing (the search p2_numerical made before it was batched)."""
     def share(r):
@@ -445,12 +445,12 @@ def _p2_sequential(spec, version, rtol):
 
     hint, prev = None, None
     for P in p1_analytic(spec, version) * 1.01 * 10 ** (np.arange(80) / 8):
-        r = action_minimum(float(P), spec, version, hint=hint)
+        r = global_minimum(float(P), spec, version, hint=hint)
         hint = (r.m, r.q, r.r2) if r.m > 0 else None
         if share(r) >= 0.5:
             break
         prev, prev_hint = float(P), hint
-    return brentq(lambda P: share(action_minimum(P, spec, version, hint=prev_hint)) - 0.5, prev, float(P), rtol=rtol)
+    return brentq(lambda P: share(global_minimum(P, spec, version, hint=prev_hint)) - 0.5, prev, float(P), rtol=rtol)
 
 
 @pytest.mark.parametrize("version", ["mean_field", "fluct"])

@@ -108,11 +108,11 @@ def test_hessian_and_susceptibility_valid(spec, version, P):
     assert (chi[stable] > 0).all()
 
 
-@covers(lt.action_minimum, lt.ActionMinimum)
+@covers(lt.global_minimum, lt.ActionMinimum)
 @budget(20)
 @given(spec=linear_specs, version=versions, P=log_uniform(1e-1, 1e4), seed=seeds)
 def test_action_minimum_valid(spec, version, P, seed):
-    r = lt.action_minimum(P, spec, version)
+    r = lt.global_minimum(P, spec, version)
     _check_minimum(r, P, spec, version, seed)
 
 
@@ -216,7 +216,7 @@ def test_thresholds_numerical_valid(spec, version):
         P2 = lt.p2_numerical(spec, version, rtol=1e-4)
     except ArithmeticError:
         # documented: no crossover to find when copying dominates from the onset on
-        r = lt.action_minimum(1.01 * lt.p1_analytic(spec, version), spec, version)
+        r = lt.global_minimum(1.01 * lt.p1_analytic(spec, version), spec, version)
         assert lt.copy_share(r.m, r.q, spec.L) >= 0.5
         return
     assert math.isfinite(P2) and P2 > P1
@@ -252,7 +252,7 @@ _CALLS = {
     "transverse_saddle": (("m", "q", "P", "spec"), {}),
     "hessian_at_origin": (("P", "spec"), {"version": "map"}),
     "susceptibility_m": (("P", "spec"), {"version": "mean_field"}),
-    "action_minimum": (("P", "spec"), {"version": "mean_field", "hint": None}),
+    "global_minimum": (("P", "spec"), {"version": "mean_field", "hint": None}),
     "minimum_curve": (("P_values", "spec"), {"version": "mean_field"}),
     "plugin_readout": (("A", "P", "spec"), {"r2": "r2"}),
     "predicted_test_loss": (("m", "q", "P", "spec"), {"r2": "r2"}),
@@ -270,7 +270,7 @@ def _arguments(which):
         args[name] = _SPEC if name == "spec" else _ARRAYS[name].copy()
     for name, value in keywords.items():
         args[name] = _ARRAYS[value].copy() if value in _ARRAYS else value
-    if which == "action_minimum":
+    if which == "global_minimum":
         args["P"] = 10.0
     return args
 
@@ -358,12 +358,12 @@ def test_linear_action_extreme_scales(spec, version, P, amp, seed):
             assert (other >= S - 1e-9 * np.maximum(1, np.abs(S))).all()
 
 
-@covers(lt.action_minimum)
+@covers(lt.global_minimum)
 @budget(30)
 @given(spec=extreme_specs("linear", L=st.sampled_from([2, 3, 32, 512])), version=versions,
        P=log_uniform(1e-3, 1e6), seed=seeds)
 def test_action_minimum_extreme_scales(spec, version, P, seed):
-    _check_minimum(lt.action_minimum(P, spec, version), P, spec, version, seed)
+    _check_minimum(lt.global_minimum(P, spec, version), P, spec, version, seed)
 
 
 @covers(lt.p1_analytic, lt.p2_analytic)
@@ -400,23 +400,23 @@ def test_local_minima_valid(spec, version, P):
         assert all(r.m > 0 and r.q >= 0 and r.P == Pi for r in mins)
         assert all(b - a > 1e-4 for a, b in zip(shares, shares[1:]))
         # the global minimum, when it is not the origin, is one of them (not beaten by any)
-        g = lt.action_minimum(Pi, spec, version)
+        g = lt.global_minimum(Pi, spec, version)
         if mins and g.m > 0:
             assert min(r.action for r in mins) >= g.action - 1e-9 * max(1.0, abs(g.action))
 
 
-@covers(lt.copy_share_jump, lt.CopyJump)
+@covers(lt.first_order_point, lt.FirstOrderPoint)
 @budget(3)
 @given(spec=specs("linear", L=st.integers(8, 24), V=st.integers(3, 5), cyclic=st.just(True)), version=versions)
 def test_copy_share_jump_valid(spec, version):
     try:
-        j = lt.copy_share_jump(spec, version, n_scan=9, rtol=1e-8)
+        j = lt.first_order_point(spec, version, n_scan=9, rtol=1e-8)
     except ArithmeticError:  # documented by p2_numerical: no crossover to locate
         return
-    assert isinstance(j, lt.CopyJump) and j.L == spec.L and j.version == version
+    assert isinstance(j, lt.FirstOrderPoint) and j.L == spec.L and j.version == version
     assert j.rel_width < 1e-8 and math.isfinite(j.jump)
     # the bracket ends carry the global minima on each side
-    assert j.below.P < j.P_jump < j.above.P
+    assert j.below.P < j.P3 < j.above.P
     if j.first_order:
         assert j.two_minima and j.delta_action[0] > 0 > j.delta_action[1] and j.slope < 0
     if not j.two_minima:

@@ -9,9 +9,9 @@ import pytest
 
 from copylib import ModelSpec
 from copylib.theory.softmax import (
-    action_minima,
     first_order_point,
-    order_parameter_curve,
+    local_minima,
+    minimum_curve,
     plugin_readout,
     reduced_action,
     row_noise,
@@ -33,7 +33,7 @@ def test_bad_input(noise):
     with pytest.raises(ValueError, match="P"):
         reduced_action(1.0, [10.0, -1.0], SPEC)
     with pytest.raises(ValueError, match="P"):
-        action_minima(-5.0, SPEC)
+        local_minima(-5.0, SPEC)
     with pytest.raises(ValueError, match="Delta"):
         reduced_action([1.0, np.nan], 10.0, SPEC)
     with pytest.raises(ValueError, match="Delta"):
@@ -55,7 +55,7 @@ def test_bad_input(noise):
     with pytest.raises(TypeError, match="rng"):
         row_noise(SPEC, 0)
     with pytest.raises(ValueError, match="P_values"):
-        order_parameter_curve(np.array([10.0, 0.0]), SPEC)
+        minimum_curve(np.array([10.0, 0.0]), SPEC)
     with pytest.raises(ValueError, match="P_range"):
         spinodals(SPEC, P_range=(10.0, 5.0))
     with pytest.raises(ValueError, match="A"):

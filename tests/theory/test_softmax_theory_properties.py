@@ -98,12 +98,12 @@ def _call(which, name, data):
         "copy_weight_of_gap": (["Delta"], {"version": "mean_field", "noise": None}),
         "state_loss": (["Delta", "P"], {"version": "mean_field", "noise": None}),
         "plugin_readout": (["A", "P"], {}),
-        "action_minima": ([], {"P": 10.0, "version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
+        "local_minima": ([], {"P": 10.0, "version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
         "spinodals": ([], {"version": "mean_field", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
                            "Delta_max": 5.0, "n_grid": 21}),
         "first_order_point": ([], {"version": "mean_field", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
                                    "Delta_max": 5.0, "n_grid": 21}),
-        "order_parameter_curve": (["P_values"], {"version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
+        "minimum_curve": (["P_values"], {"version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
         "row_noise": ([], {"rng": np.random.default_rng(0), "n_draws": 8, "std": None}),
         "transverse_average": ([], {"Delta": 1.0, "P": 10.0, "rng": np.random.default_rng(0), "n_samples": 4,
                                     "std": None}),
@@ -138,7 +138,7 @@ def _call(which, name, data):
         args[name] = data.draw(st.sampled_from([None, 0, torch.Generator()]))
     elif name == "P_range":
         args[name] = data.draw(st.sampled_from([(10.0, 1.0), (0.0, 5.0), (1.0, math.inf), 5.0, "ab", (1.0,)]))
-    elif name == "P" and which in ("action_minima", "transverse_average"):
+    elif name == "P" and which in ("local_minima", "transverse_average"):
         args[name] = data.draw(st.sampled_from([0.0, -1.0, math.nan, math.inf, True, None, "10"]))
     elif name == "Delta" and which == "transverse_average":
         args[name] = data.draw(st.sampled_from([math.nan, np.zeros(2), None, "x"]))
@@ -158,7 +158,7 @@ def _call(which, name, data):
 
 
 _FUNCTIONS = ["reduced_action", "reduced_action_derivatives", "copy_weight_of_gap", "state_loss", "plugin_readout",
-              "action_minima", "spinodals", "first_order_point", "order_parameter_curve", "row_noise",
+              "local_minima", "spinodals", "first_order_point", "minimum_curve", "row_noise",
               "transverse_average"]
 
 

@@ -21,10 +21,10 @@ from copylib.theory.softmax_action import (
 )
 from copylib.theory.softmax_noise import row_noise
 from copylib.theory.softmax_transition import (
-    action_minima,
     first_order_point,
     leading_order_gap,
-    order_parameter_curve,
+    local_minima,
+    minimum_curve,
     p3_leading_order,
     spinodals,
 )
@@ -45,7 +45,7 @@ def p3_mean_field():
 @pytest.mark.parametrize("version", ["mean_field", "map"])
 def test_minima_are_minima(version):
     for P in (100.0, 345.0, 2000.0):
-        D, F = action_minima(P, SPEC, version)
+        D, F = local_minima(P, SPEC, version)
         assert D.size >= 1
         h = 1e-5
         for d, f in zip(D, F):
@@ -57,14 +57,14 @@ def test_minima_are_minima(version):
 
 @pytest.mark.parametrize("version", ["mean_field", "fluct"])
 def test_curve_finds_the_minima_of_action_minima_at_every_P(version, noise):
-    """order_parameter_curve refines all P's brackets in one vectorised root search; each
-    P's global minimum is the lowest of action_minima's local minima (found one P at a
+    """minimum_curve refines all P's brackets in one vectorised root search; each
+    P's global minimum is the lowest of local_minima's local minima (found one P at a
     time), the roots are zeros of F' to the root-finder's tolerance, and n_minima agrees."""
     nz = noise if version == "fluct" else None
     P_grid = np.array([5.0, 150.0, 330.0, 341.0, 345.0, 381.0, 700.0, 3000.0])
-    curve = order_parameter_curve(P_grid, SPEC, version, noise=nz)
+    curve = minimum_curve(P_grid, SPEC, version, noise=nz)
     for i, P in enumerate(P_grid):
-        D, F = action_minima(P, SPEC, version, noise=nz)
+        D, F = local_minima(P, SPEC, version, noise=nz)
         assert curve.n_minima[i] == D.size
         assert curve.Delta[i] == pytest.approx(D[np.argmin(F)], abs=1e-12)
         assert curve.action[i] == pytest.approx(F.min(), rel=1e-13)
@@ -77,15 +77,15 @@ def test_branches_equal_at_p3_and_spinodals(p3_mean_field):
     r = p3_mean_field
     sp = r.spinodals
     assert sp.P_lower < r.P3 < sp.P_upper
-    D, F = action_minima(r.P3, SPEC)
+    D, F = local_minima(r.P3, SPEC)
     assert D.size == 2
     assert abs(F[1] - F[0]) <= 1e-8 * abs(F).max()
     np.testing.assert_allclose(D, r.Delta, rtol=1e-9)
-    below, above = action_minima(sp.P_lower * (1 - 1e-3), SPEC), action_minima(sp.P_upper * (1 + 1e-3), SPEC)
+    below, above = local_minima(sp.P_lower * (1 - 1e-3), SPEC), local_minima(sp.P_upper * (1 + 1e-3), SPEC)
     assert below[0].size == 1 and below[0][0] < sp.Delta_lower < r.Delta[1]
     assert above[0].size == 1 and above[0][0] > r.Delta[1] > sp.Delta_upper
     for P in (sp.P_lower * (1 + 1e-2), sp.P_upper * (1 - 1e-2)):
-        assert action_minima(P, SPEC)[0].size == 2
+        assert local_minima(P, SPEC)[0].size == 2
     # at a spinodal the marginal minimum is an inflection point with F' = 0
     for P, d in ((sp.P_lower, sp.Delta_lower), (sp.P_upper, sp.Delta_upper)):
         _, F1, F2 = reduced_action_derivatives(d, P, SPEC)
@@ -97,11 +97,11 @@ def test_branches_equal_at_p3_and_spinodals(p3_mean_field):
 
 def test_jump_is_discontinuous(p3_mean_field):
     P3 = p3_mean_field.P3
-    c = order_parameter_curve(np.array([P3 / 1.25, P3 * (1 - 1e-6), P3 * (1 + 1e-6), P3 * 1.25]), SPEC)
+    c = minimum_curve(np.array([P3 / 1.25, P3 * (1 - 1e-6), P3 * (1 + 1e-6), P3 * 1.25]), SPEC)
     jump = c.copy_weight[2] - c.copy_weight[1]
     assert jump > 0.5 * (c.copy_weight[3] - c.copy_weight[0])
     assert jump == pytest.approx(p3_mean_field.jump["copy_weight"], rel=1e-4)
-    assert c.loss[2] < c.loss[1] - 0.3  # the loss drops from ~0.71 to ~0.36
+    assert c.test_loss[2] < c.test_loss[1] - 0.3  # the loss drops from ~0.71 to ~0.36
     assert (np.diff(c.copy_weight) > 0).all()
 
 
@@ -173,18 +173,18 @@ def test_copy_minimum_depth_at_p3_is_the_barrier_and_vanishes_at_the_spinodal(p3
 
 
 def test_local_and_global_minimum_states(p3_mean_field):
-    from copylib.theory.softmax_transition import global_minimum_state, local_minimum_copy_weights
+    from copylib.theory.softmax_transition import global_minimum, local_minimum_copy_weights
 
     P_in = 0.5 * (p3_mean_field.P3 + p3_mean_field.spinodals.P_upper)  # two minima, the copy one global
     c_loc = local_minimum_copy_weights(P_in, SPEC)
-    D, F = action_minima(P_in, SPEC)
+    D, F = local_minima(P_in, SPEC)
     assert c_loc.size == 2 and np.all(np.diff(c_loc) > 0)
     np.testing.assert_allclose(c_loc, copy_weight_of_gap(D, SPEC), rtol=1e-12)
-    c_glob, loss_glob = global_minimum_state(P_in, SPEC)
+    c_glob, loss_glob = global_minimum(P_in, SPEC)
     assert c_glob == pytest.approx(c_loc[np.argmin(F)], rel=1e-12) and c_glob == pytest.approx(c_loc[-1])
     assert loss_glob == pytest.approx(float(state_loss(D[-1], P_in, SPEC)), rel=1e-12)
     with pytest.raises(ValueError, match="P"):
-        global_minimum_state(-1.0, SPEC)
+        global_minimum(-1.0, SPEC)
 
 
 @pytest.mark.parametrize("version", ["mean_field", "energy"])

@@ -41,12 +41,12 @@ def _noise(spec, version, seed, n_draws=64):
     return sn.row_noise(spec, np.random.default_rng(seed), n_draws=n_draws) if version == "fluct" else None
 
 
-@covers(stt.action_minima)
+@covers(stt.local_minima)
 @budget(20)
 @given(spec=softmax_specs, version=versions, P=log_uniform(1e-1, 1e5), seed=seeds)
 def test_action_minima_valid(spec, version, P, seed):
     noise = _noise(spec, version, seed)
-    D, F = stt.action_minima(P, spec, version, noise=noise, Delta_max=20.0, n_grid=401)
+    D, F = stt.local_minima(P, spec, version, noise=noise, Delta_max=20.0, n_grid=401)
     assert D.ndim == 1 and D.shape == F.shape and D.size >= 1
     assert_finite(D)
     assert_finite(F)
@@ -71,7 +71,7 @@ def test_first_order_point_valid(L, V, version):
     assert isinstance(r, stt.FirstOrderPoint) and isinstance(sp, stt.Spinodals)
     assert 0 < sp.P_lower < r.P3 < sp.P_upper < math.inf
     assert r.Delta[0] < r.Delta[1] and r.copy_weight[0] < r.copy_weight[1]
-    for x in (r.action, *r.Delta, *r.copy_weight, *r.loss, sp.Delta_lower, sp.Delta_upper):
+    for x in (r.action, *r.Delta, *r.copy_weight, *r.test_loss, sp.Delta_lower, sp.Delta_upper):
         assert math.isfinite(x)
     assert r.jump["copy_weight"] > 0
     # the two branches have equal action at P3
@@ -79,15 +79,15 @@ def test_first_order_point_valid(L, V, version):
     assert F[0] == pytest.approx(F[1], rel=1e-9, abs=1e-9)
 
 
-@covers(stt.order_parameter_curve, stt.OrderParameterCurve)
+@covers(stt.minimum_curve, stt.MinimumCurve)
 @budget(10)
 @given(spec=softmax_specs, version=versions, P=st.lists(log_uniform(1e-1, 1e5), min_size=1, max_size=4), seed=seeds)
 def test_order_parameter_curve_valid(spec, version, P, seed):
     noise = _noise(spec, version, seed)
-    c = stt.order_parameter_curve(P, spec, version, noise=noise, n_grid=201)
-    for name in ("P", "Delta", "copy_weight", "loss", "action", "n_minima"):
+    c = stt.minimum_curve(P, spec, version, noise=noise, n_grid=201)
+    for name in ("P", "Delta", "copy_weight", "test_loss", "action", "n_minima"):
         assert getattr(c, name).shape == (len(P),), name
-    for name in ("Delta", "copy_weight", "loss", "action"):
+    for name in ("Delta", "copy_weight", "test_loss", "action"):
         assert_finite(getattr(c, name), name)
     assert (c.n_minima >= 1).all()
 
@@ -119,12 +119,12 @@ def test_leading_order_invalid(data):
         getattr(stt, which)(**args)
 
 
-@covers(stt.action_minima)
+@covers(stt.local_minima)
 @budget(20)
 @given(spec=extreme_specs("softmax"), version=versions, P=log_uniform(1e-3, 1e6), seed=seeds)
 def test_softmax_minima_extreme_scales(spec, version, P, seed):
     noise = _noise(spec, version, seed, n_draws=16)
-    D, F = stt.action_minima(P, spec, version, noise=noise, n_grid=201)
+    D, F = stt.local_minima(P, spec, version, noise=noise, n_grid=201)
     assert D.size >= 1
     assert_finite(D)
     assert_finite(F)
@@ -152,7 +152,7 @@ def test_first_order_point_follows_its_scale(scale, exponent):
 CHAPTER = cl.ModelSpec(L=32, V=4, kind="softmax")
 
 
-@covers(stt.barrier_at_p3, stt.local_minimum_copy_weights, stt.global_minimum_state)
+@covers(stt.barrier_at_p3, stt.local_minimum_copy_weights, stt.global_minimum)
 @budget(6)
 @given(P=log_uniform(100.0, 2000.0), n_grid=st.integers(3, 5000), version=st.sampled_from(["mean_field", "map"]))
 def test_chapter_minima_and_barrier_valid(P, n_grid, version):
@@ -162,7 +162,7 @@ def test_chapter_minima_and_barrier_valid(P, n_grid, version):
     assert math.isfinite(bar) and bar >= -1e-8
     c = stt.local_minimum_copy_weights(P, CHAPTER, version)
     assert c.ndim == 1 and 1 <= c.size <= 2 and ((c > 0) & (c < 1)).all() and (np.diff(c) > 0).all()
-    c_glob, loss = stt.global_minimum_state(P, CHAPTER, version)
+    c_glob, loss = stt.global_minimum(P, CHAPTER, version)
     assert c_glob in c and math.isfinite(loss) and loss > 0
     with raises_naming("n_grid"):
         stt.barrier_at_p3(point, CHAPTER, version, n_grid=2)
@@ -186,7 +186,7 @@ def test_copy_minimum_depth_inside_the_coexistence_window(frac, version):
     sp = _chapter_point(version).spinodals
     P = sp.P_lower + frac * (sp.P_upper - sp.P_lower)
     B, s = stt.copy_minimum_depth(P, CHAPTER, version)
-    D, F = stt.action_minima(P, CHAPTER, version)
+    D, F = stt.local_minima(P, CHAPTER, version)
     # the top lies between the two minima and above both (1e-12: rounding of F)
     assert 0 < s < D[-1] - D[0] and B > 0 and B + F[-1] >= F[0] - 1e-12
     with raises_naming("n_grid"):
