@@ -132,7 +132,7 @@ def excess_z(sampled: npt.ArrayLike, se: npt.ArrayLike, theory: npt.ArrayLike, a
 
 def z_correlation(summary: GroupSummary, exact_m: npt.ArrayLike) -> np.ndarray:
     """The correlation matrix of the z's ``z_m[exact_m]`` then every ``z_q`` (the order of
-    :attr:`PluginZTest.z_exact`), estimated from the data-set-level values of ``summary``.
+    ``PluginZTest.z_exact``), estimated from the data-set-level values of ``summary``.
 
     Within one group (one ``P``) the z's of ``sqrt(E m^2)`` and ``E[q sign m]`` come from the same
     data sets and chains, so they are correlated like the data sets' means of ``m^2`` and

@@ -175,7 +175,7 @@ def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[fl
 
     1. :func:`minimum_curve` on ``n_scan`` geometric points of
        ``P in [span[0], span[1]] * p2_numerical``; take the neighbouring pair with
-       the largest change of :func:`~copylib.theory.linear_action.copy_share`.
+       the largest change of ``copy_share``.
     2. Bisect that interval (geometric midpoints) down to ``P_hi/P_lo - 1 < rtol``,
        assigning each midpoint to the side whose share its global minimum
        (standard starts plus both current end minima; the end minima alone once
