@@ -12,7 +12,9 @@ the attention matrix, the coordinate of the plug-in marginal:
   paired difference against its standard error over data sets), the pooled mean against the plug-in
   posterior's, acceptance, R-hat within data sets, ESS and drift;
 * :func:`sample_near_switch` -- the whole measurement at one ``L``, at sizes relative to the ``fluct``
-  crossover ``P_2``.
+  crossover ``P_2``;
+* :func:`barrier_grid_error` -- the plug-in marginal's barrier at one ``P`` and its quadrature error,
+  from grids refined one coordinate at a time.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from ..model.statistics import cooccurrence
 from ..model.task import copy_task
 from ..posterior.order_parameters import attention_from_order_parameters
 from ..theory.linear import copy_share_jump
-from ..theory.linear_marginal import plugin_posterior_moments
+from ..theory.linear_marginal import plugin_posterior_marginal, plugin_posterior_moments
 
-__all__ = ["PairedChains", "StartComparison", "NearSwitch", "compare_starts", "sample_near_switch",
-           "sample_paired_starts", "state_logits"]
+__all__ = ["BarrierGridError", "PairedChains", "StartComparison", "NearSwitch", "barrier_grid_error", "compare_starts",
+           "sample_near_switch", "sample_paired_starts", "state_logits"]
 
 #: |paired difference| / s.e. above this: the two starts have not met (a two-sided 4-sigma test per P)
 MEET_Z = 4.0
@@ -295,3 +297,48 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
     return NearSwitch(L=L, P2=float(P2), P=chains.P, starts=chains.starts,
                       Q=compare_starts(chains.Q, plugin_Q, chains.accept, chains.P, slope_Q),
                       abs_m=compare_starts(chains.abs_m, plugin_m, chains.accept, chains.P, slope_m), chains=chains)
+
+
+#: the quadrature points of the plug-in marginal and their defaults (:func:`plugin_posterior_marginal`)
+GRID_POINTS = {"n_m": 81, "n_q": 161, "n_row": 24, "n_rest": 16}
+
+
+@dataclass(frozen=True)
+class BarrierGridError:
+    """:func:`barrier_grid_error` result.
+
+    P : float; barrier : the barrier (nats) of the ``Q`` marginal on the given grid; refined : ``{grid
+    parameter: barrier}`` with that parameter's points multiplied by ``factor``; error : the largest
+    ``|refined - barrier|`` (the quadrature error bound the text quotes); log_weight_ratio : the
+    free-energy difference of the two modes on the given grid.
+    """
+
+    P: float
+    barrier: float
+    refined: dict
+    error: float
+    log_weight_ratio: float
+
+
+def barrier_grid_error(P: float, spec: ModelSpec, *, factor: int = 2, **grid: float) -> BarrierGridError:
+    """The barrier of the plug-in ``Q`` marginal at ``P`` and its change when one grid is refined at a time.
+
+    :func:`copylib.theory.linear_marginal.plugin_posterior_marginal` at ``P`` with ``grid`` (its keyword
+    arguments, e.g. ``n_m``, ``q_max``), then with each of ``n_m, n_q, n_row, n_rest`` in turn
+    multiplied by ``factor`` (an int >= 2; ``n_m`` and ``n_q`` to ``factor (n - 1) + 1``, so that the old
+    points stay on the grid). The marginal must have two modes on the given grid.
+    """
+    factor = check_int("factor", factor, 2)
+    if "coordinate" in grid:
+        raise ValueError("coordinate is fixed to 'Q' for barrier_grid_error")
+    base = plugin_posterior_marginal(P, spec, "Q", **grid)
+    if base.modes.size < 2:
+        raise ValueError(f"the Q marginal at P = {P} must have two modes for a barrier, found {base.modes.size}")
+    refined = {}
+    for name, default in GRID_POINTS.items():
+        n = int(grid.get(name, default))
+        finer = factor * (n - 1) + 1 if name in ("n_m", "n_q") else factor * n
+        refined[name] = plugin_posterior_marginal(P, spec, "Q", **{**grid, name: finer}).barrier
+    error = max(abs(b - base.barrier) for b in refined.values())
+    return BarrierGridError(P=float(base.P), barrier=base.barrier, refined=refined, error=float(error),
+                            log_weight_ratio=base.log_weight_ratio)

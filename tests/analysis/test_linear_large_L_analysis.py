@@ -65,3 +65,26 @@ def test_sample_near_switch_runs_and_compares_with_the_plug_in_posterior():
     assert set(near.frame().index.get_level_values(0)) == {"Q", "|m|"}
     with pytest.raises(ValueError, match="P_over_P2"):
         ll.sample_near_switch(8, 2, 2, 40, P_over_P2=(1.1, 0.9), n_warmup=160, thin=4, seed=5)
+
+
+def test_barrier_grid_error_takes_the_largest_change(monkeypatch):
+    from types import SimpleNamespace
+
+    seen = []
+
+    def fake(P, spec, coordinate, **grid):
+        seen.append(grid)
+        shift = {"n_m": 161, "n_q": 321, "n_row": 48, "n_rest": 32}
+        barrier = 1.0 + sum(0.01 * k for k, (name, n) in enumerate(shift.items(), 1) if grid.get(name) == n)
+        return SimpleNamespace(P=P, modes=np.array([0.5, 4.0]), barrier=barrier, log_weight_ratio=0.1)
+
+    monkeypatch.setattr(ll, "plugin_posterior_marginal", fake)
+    res = ll.barrier_grid_error(100.0, None, q_max=0.1)
+    assert res.barrier == 1.0 and res.error == pytest.approx(0.04)
+    assert res.refined == pytest.approx({"n_m": 1.01, "n_q": 1.02, "n_row": 1.03, "n_rest": 1.04})
+    assert all(g["q_max"] == 0.1 for g in seen) and len(seen) == 5
+
+
+def test_barrier_grid_error_needs_two_modes():
+    with pytest.raises(ValueError, match="two modes"):
+        ll.barrier_grid_error(50.0, cl.ModelSpec(L=8, V=2, kind="linear"), n_m=21, n_q=21, n_row=8, n_rest=8)

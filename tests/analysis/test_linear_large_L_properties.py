@@ -65,3 +65,13 @@ def test_sample_near_switch_names_a_bad_argument(which, data):
                              "L": st.sampled_from([2, 1.5]), "V": st.sampled_from([1, "4"])}[which])
     with raises_naming(which):
         ll.sample_near_switch(**args)
+
+
+@covers(ll.barrier_grid_error, ll.BarrierGridError)
+@budget(10)
+@given(which=st.sampled_from(["factor", "coordinate"]), data=st.data())
+def test_barrier_grid_error_names_a_bad_argument(which, data):
+    args = dict(n_m=11)
+    args[which] = data.draw({"factor": st.sampled_from([1, 0, 2.5]), "coordinate": st.just("m")}[which])
+    with raises_naming(which):
+        ll.barrier_grid_error(50.0, None, **args)
