@@ -1,0 +1,90 @@
+"""Tests of copylib.analysis.linear_large_L (paired chains from a pooling and a copying start)."""
+
+import numpy as np
+import pytest
+
+import copylib as cl
+from copylib.analysis import linear_large_L as ll
+from copylib.posterior.order_parameters import order_parameters
+
+
+def test_state_logits_put_the_order_parameters_in_the_attention_matrix():
+    g, b = ll.state_logits(0.7, 2.5, 9)
+    A = (g + b) / 9  # linear attention: A = G / L
+    m, q, r2 = order_parameters(A)
+    assert m == pytest.approx(0.7) and 8 * q == pytest.approx(2.5) and r2 == pytest.approx(0, abs=1e-20)
+
+
+def _draws(rng, means, n_data=6, n=200, noise=0.1):
+    """Independent draws around ``means[k, start]`` plus a data-set offset shared by both starts."""
+    offset = 0.05 * rng.standard_normal((len(means), n_data, 1, 1))
+    return np.asarray(means, dtype=float)[:, None, :, None] + offset + noise * rng.standard_normal(
+        (len(means), n_data, 2, n))
+
+
+def test_compare_starts_tells_meeting_from_separate_starts():
+    rng = np.random.default_rng(1)
+    x = _draws(rng, [[1.0, 1.0], [1.0, 3.0]])
+    acc = np.full((2, 6, 2), 0.6)
+    cmp = ll.compare_starts(x, [1.0, 2.0], acc, [100, 200])
+    assert cmp.meet.tolist() == [True, False]
+    assert cmp.paired_d[1] == pytest.approx(-2.0, abs=0.05) and cmp.meet_z[1] < -ll.MEET_Z
+    assert abs(cmp.plugin_z[0]) < 4 and cmp.mean[1] == pytest.approx(2.0, abs=0.1)
+    assert cmp.rhat[0] < 1.05 and cmp.rhat[1] > 1.5  # the stuck pair shows in R-hat too
+    assert cmp.accept_min.tolist() == [0.6, 0.6] and list(cmp.frame().index) == [100, 200]
+
+
+def test_compare_starts_errors_name_the_argument():
+    x = np.zeros((1, 3, 2, 10))
+    with pytest.raises(ValueError, match="x"):
+        ll.compare_starts(np.zeros((1, 3, 3, 10)), [0.0], np.zeros((1, 3, 2)), [1])
+    with pytest.raises(ValueError, match="plugin"):
+        ll.compare_starts(x, [0.0, 1.0], np.zeros((1, 3, 2)), [1])
+    with pytest.raises(ValueError, match="accept"):
+        ll.compare_starts(x, [0.0], np.full((1, 3, 2), 1.5), [1])
+
+
+def test_sample_paired_starts_keeps_starts_and_data_sets_apart():
+    spec = cl.ModelSpec(L=6, V=2, kind="linear")
+    ch = ll.sample_paired_starts([20, 40], spec, 2, 40, n_warmup=160, thin=2, seed=3, starts=((1.0, 0.0), (0.2, 4.0)))
+    assert ch.Q.shape == (2, 2, 2, 20) and ch.accept.shape == (2, 2, 2)
+    assert ((ch.accept > 0) & (ch.accept <= 1)).all() and (ch.abs_m >= 0).all()
+    assert ch.starts == ((1.0, 0.0), (0.2, 4.0))
+    with pytest.raises(ValueError, match="starts"):
+        ll.sample_paired_starts([20], spec, 2, 10, n_warmup=160, thin=1, seed=3, starts=((1.0, 0.0),))
+    with pytest.raises(ValueError, match="spec"):
+        ll.sample_paired_starts([20], cl.ModelSpec(L=6, V=2, kind="softmax"), 2, 10, n_warmup=160, thin=1, seed=3,
+                                starts=((1.0, 0.0), (0.2, 4.0)))
+
+
+def test_sample_near_switch_runs_and_compares_with_the_plug_in_posterior():
+    near = ll.sample_near_switch(8, 2, 2, 40, P_over_P2=(0.9, 1.1), n_warmup=160, thin=4, seed=5)
+    assert near.P.size == 2 and near.P[0] < near.P2 < near.P[1]
+    assert near.starts[0][1] == 0.0 and near.starts[1][1] > 0
+    assert np.isfinite(near.Q.plugin).all() and (near.abs_m.plugin > 0).all()
+    assert set(near.frame().index.get_level_values(0)) == {"Q", "|m|"}
+    with pytest.raises(ValueError, match="P_over_P2"):
+        ll.sample_near_switch(8, 2, 2, 40, P_over_P2=(1.1, 0.9), n_warmup=160, thin=4, seed=5)
+
+
+def test_barrier_grid_error_takes_the_largest_change(monkeypatch):
+    from types import SimpleNamespace
+
+    seen = []
+
+    def fake(P, spec, coordinate, **grid):
+        seen.append(grid)
+        shift = {"n_m": 161, "n_q": 321, "n_row": 48, "n_rest": 32}
+        barrier = 1.0 + sum(0.01 * k for k, (name, n) in enumerate(shift.items(), 1) if grid.get(name) == n)
+        return SimpleNamespace(P=P, modes=np.array([0.5, 4.0]), barrier=barrier, log_weight_ratio=0.1)
+
+    monkeypatch.setattr(ll, "plugin_posterior_marginal", fake)
+    res = ll.barrier_grid_error(100.0, None, q_max=0.1)
+    assert res.barrier == 1.0 and res.error == pytest.approx(0.04)
+    assert res.refined == pytest.approx({"n_m": 1.01, "n_q": 1.02, "n_row": 1.03, "n_rest": 1.04})
+    assert all(g["q_max"] == 0.1 for g in seen) and len(seen) == 5
+
+
+def test_barrier_grid_error_needs_two_modes():
+    with pytest.raises(ValueError, match="two modes"):
+        ll.barrier_grid_error(50.0, cl.ModelSpec(L=8, V=2, kind="linear"), n_m=21, n_q=21, n_row=8, n_rest=8)
