@@ -35,7 +35,7 @@ from ..model.network import ModelSpec, check_spec
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task
 from ..posterior.order_parameters import attention_from_order_parameters
-from ..theory.linear import copy_share_jump
+from ..theory.linear import first_order_point
 from ..theory.linear_marginal import plugin_posterior_marginal, plugin_posterior_moments
 
 __all__ = ["BarrierGridError", "PairedChains", "StartComparison", "NearSwitch", "barrier_grid_error", "compare_starts",
@@ -266,7 +266,7 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
                        n_warmup: int, thin: int, seed: int, n_leapfrog: int = 1, cache: bool = False) -> NearSwitch:
     """Paired chains at sizes around the ``fluct`` crossover ``P_2`` of one ``L``, against the plug-in posterior.
 
-    1. ``P_2`` of the ``fluct`` action (:func:`copylib.theory.linear.copy_share_jump`); the sizes are
+    1. ``P_2`` of the ``fluct`` action (:func:`copylib.theory.linear.first_order_point`); the sizes are
        ``P_over_P2 * P_2`` rounded.
     2. The plug-in posterior (:func:`copylib.theory.linear_marginal.plugin_posterior_moments`, default
        grid) at every size and at ``P e^{+-0.02}`` (its slope in ``ln P``); the starts are its pooling state at the smallest size (``E|m|`` there,
@@ -280,7 +280,7 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
         raise ValueError(f"P_over_P2 must be positive, finite and increasing, got {f}")
     n_data, n_steps = check_int("n_data", n_data, 2), check_int("n_steps", n_steps, 1)
     spec = ModelSpec(L=L, V=V, kind="linear")
-    P2 = copy_share_jump(spec, "fluct").P2
+    P2 = first_order_point(spec, "fluct").P2
     Ps = np.round(f * P2).astype(int)
     if np.unique(Ps).size != Ps.size:
         raise ValueError(f"P_over_P2 = {f} puts two sizes on one integer: {Ps}")
