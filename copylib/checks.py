@@ -40,6 +40,9 @@ class CheckRecord:
     tolerance: str
     passed: bool
     post_hoc: str = ""  # why the tolerance was set after seeing data ("" if it was set before)
+    alternative: str = ""  # the nearest wrong alternative (a competing theory, or no effect); "" if none given
+    alternative_measured: str = ""  # what the alternative gives for ``measured``
+    discriminates: bool | None = None  # True: the alternative fails the same tolerance; None: no alternative
 
 
 def book_root(start: str | os.PathLike | None = None) -> Path:
@@ -88,6 +91,42 @@ def _finite(name: str, x) -> np.ndarray:
     return x
 
 
+def _alternative(alternative, boolean: bool = False):
+    """Validate ``alternative=("what it is", value)``; returns (name, float array) or (name, bool)."""
+    if not (isinstance(alternative, tuple) and len(alternative) == 2 and isinstance(alternative[0], str)
+            and alternative[0].strip()):
+        raise TypeError("alternative must be a pair (what the nearest wrong alternative is, what it gives), "
+                        f"got {alternative!r}")
+    name, value = alternative[0].strip(), alternative[1]
+    if boolean:
+        v = np.asarray(value)
+        if v.dtype != bool:
+            raise TypeError(f"alternative value of a true() check must be a bool (whether the condition would "
+                            f"hold under it), got dtype {v.dtype}")
+        return name, bool(v.all())
+    return name, _finite("alternative value", value)
+
+
+def _like(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The alternative's value broadcast to the shape of ``measured``."""
+    try:
+        return np.broadcast_to(a, x.shape)
+    except ValueError:
+        raise ValueError(f"alternative value must broadcast to the shape of measured {x.shape}, "
+                         f"got {a.shape}") from None
+
+
+def _bound_alternative(alternative, x: np.ndarray, b: np.ndarray, sign: float):
+    """The alternative of a one-sided check (``sign`` +1: above, -1: below): (name, worst value, passes)."""
+    if alternative is None:
+        return None
+    name, a = _alternative(alternative)
+    a = _like(a, x)
+    margin = sign * (a - b)                      # > 0 where the alternative meets the bound
+    j = np.unravel_index(np.argmin(margin), a.shape)
+    return name, _fmt(a[j]), bool(np.all(margin > 0))
+
+
 class Checks:
     """The executed checks of one chapter.
 
@@ -99,6 +138,12 @@ class Checks:
     return ``None``, so a check ending a cell adds no second output. A tolerance
     chosen after the data were seen (after a pilot run, or after a first run failed)
     says so with ``post_hoc="<why>"``; the validation report marks it.
+
+    ``alternative=("what it is", value)`` names the nearest wrong alternative (a
+    competing theory, or no effect) and what it would give for ``measured`` (for
+    :meth:`true`: whether the condition would hold under it). The same tolerance is
+    evaluated on the alternative; a check whose alternative passes too does not
+    discriminate and is recorded as failed.
     """
 
     def __init__(self, chapter: str, *, source: str | os.PathLike | None = None,
@@ -120,23 +165,35 @@ class Checks:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(self._path, json.dumps(payload, indent=1).encode())
 
-    def _record(self, claim: str, measured: str, tolerance: str, passed: bool, post_hoc: str) -> None:
+    def _record(self, claim: str, measured: str, tolerance: str, passed: bool, post_hoc: str,
+                alt: tuple[str, str, bool] | None = None) -> None:
+        """``alt`` is (what the alternative is, what it gives, whether it passes the same tolerance)."""
         if not isinstance(claim, str) or not claim.strip():
             raise ValueError("claim must be a non-empty sentence saying what is checked")
         if not isinstance(post_hoc, str):
             raise TypeError(f"post_hoc must be a string (why the tolerance was set after seeing data), got "
                             f"{type(post_hoc).__name__}")
-        rec = CheckRecord(self.chapter, claim.strip(), measured, tolerance, bool(passed), post_hoc.strip())
+        name, alt_measured, alt_passes = alt if alt is not None else ("", "", False)
+        discriminates = None if alt is None else not alt_passes
+        rec = CheckRecord(self.chapter, claim.strip(), measured, tolerance, bool(passed) and discriminates is not False,
+                          post_hoc.strip(), name, alt_measured, discriminates)
         self.records.append(rec)
         self._save()
-        if not rec.passed:
+        if not passed:
             raise AssertionError(f"[{self.chapter}] {rec.claim}: measured {measured}, required {tolerance}")
+        if discriminates is False:
+            raise AssertionError(f"[{self.chapter}] {rec.claim}: does not discriminate: the alternative "
+                                 f"({name}) gives {alt_measured}, which also meets {tolerance}")
         note = f" (set after seeing data: {rec.post_hoc})" if rec.post_hoc else ""
+        if alt is not None:
+            note += f"; alternative ({name}) gives {alt_measured}: fails"
         print(f"\u2714 check: {rec.claim} \u2014 measured {measured}; required {tolerance}{note}")
 
     def close(self, claim: str, measured: npt.ArrayLike, expected: npt.ArrayLike, *, atol: float = 0.0,
-              rtol: float = 0.0, post_hoc: str = "") -> None:
-        """``|measured - expected| <= atol + rtol |expected|`` elementwise (reports the worst element)."""
+              rtol: float = 0.0, post_hoc: str = "", alternative: tuple[str, npt.ArrayLike] | None = None) -> None:
+        """``|measured - expected| <= atol + rtol |expected|`` elementwise (reports the worst element).
+
+        The alternative fails if any of its elements is outside the tolerance (reports the farthest)."""
         if not (np.isfinite(atol) and np.isfinite(rtol)) or atol < 0 or rtol < 0 or atol + rtol == 0:
             raise ValueError(f"atol and rtol must be finite, >= 0 and not both 0, got atol={atol}, rtol={rtol}")
         x, y = np.broadcast_arrays(_finite("measured", measured), _finite("expected", expected))
@@ -144,28 +201,46 @@ class Checks:
         i = np.unravel_index(np.argmax(dev - (atol + rtol * np.abs(y))), dev.shape)
         # conditionals, not list * bool: a numpy tolerance gives a numpy bool, which cannot repeat a list
         parts = ([f"atol {atol:.3g}"] if atol > 0 else []) + ([f"rtol {rtol:.3g}"] if rtol > 0 else [])
+        alt = None
+        if alternative is not None:
+            name, a = _alternative(alternative)
+            a = _like(a, x)
+            adev = np.abs(a - y)
+            j = np.unravel_index(np.argmax(adev - (atol + rtol * np.abs(y))), adev.shape)
+            alt = (name, f"{_fmt(a[j])} (|diff| {_fmt(adev[j])})", bool(np.all(adev <= atol + rtol * np.abs(y))))
         self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
-                            "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))), post_hoc)
+                     "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))), post_hoc, alt)
 
-    def below(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "") -> None:
+    def below(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "",
+              alternative: tuple[str, npt.ArrayLike] | None = None) -> None:
         """Every element of ``measured`` is ``< bound`` (reports the largest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmax(x - b), x.shape)
-        self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)), post_hoc)
+        self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)), post_hoc,
+                     _bound_alternative(alternative, x, b, -1.0))
 
-    def above(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "") -> None:
+    def above(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "",
+              alternative: tuple[str, npt.ArrayLike] | None = None) -> None:
         """Every element of ``measured`` is ``> bound`` (reports the smallest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmin(x - b), x.shape)
-        self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)), post_hoc)
+        self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)), post_hoc,
+                     _bound_alternative(alternative, x, b, 1.0))
 
     def true(self, claim: str, condition: bool | np.bool_ | np.ndarray, measured: str = "",
-             tolerance: str = "holds", *, post_hoc: str = "") -> None:
-        """A yes/no claim (an identity, an ordering, ...); ``measured`` describes what was seen."""
+             tolerance: str = "holds", *, post_hoc: str = "",
+             alternative: tuple[str, bool | np.bool_ | np.ndarray] | None = None) -> None:
+        """A yes/no claim (an identity, an ordering, ...); ``measured`` describes what was seen.
+
+        ``alternative=("what", holds)``: whether the condition would hold under the alternative."""
         cond = np.asarray(condition)
         if cond.dtype != bool:
             raise TypeError(f"condition must be a bool or a bool array, got dtype {cond.dtype}")
-        self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()), post_hoc)
+        alt = None
+        if alternative is not None:
+            name, holds = _alternative(alternative, boolean=True)
+            alt = (name, "holds" if holds else "does not hold", holds)
+        self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()), post_hoc, alt)
 
 
 def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = None,
@@ -207,9 +282,16 @@ def chapters_with_checks(root: str | os.PathLike | None = None) -> list[str]:
                   if "Checks(" in p.read_text(encoding="utf-8") and p.stem != "validation_report")
 
 
+def alternative_counts(records: Iterable[CheckRecord]) -> tuple[int, int]:
+    """(checks that name a nearest wrong alternative, of those the checks whose alternative fails)."""
+    records = list(records)
+    return (sum(bool(r.alternative) for r in records), sum(r.discriminates is True for r in records))
+
+
 def report_table(records: Iterable[CheckRecord]) -> str:
-    """An HTML table of the records: chapter, claim, measured, tolerance (with the reason, where it was set
-    after seeing data), pass."""
+    """An HTML table of the records: chapter, claim (with the nearest wrong alternative, what it gives and
+    whether it fails the same tolerance), measured, tolerance (with the reason, where it was set after seeing
+    data), pass."""
     import html
 
     rows = []
@@ -218,8 +300,13 @@ def report_table(records: Iterable[CheckRecord]) -> str:
         chapter = f'<a href="{html.escape(r.chapter)}.html">{html.escape(r.chapter)}</a>'
         tolerance = html.escape(r.tolerance) + (f"<br><em>set after seeing data: {html.escape(r.post_hoc)}</em>"
                                                  if r.post_hoc else "")
-        rows.append(f"<tr><td>{chapter}</td>" + "".join(f"<td>{html.escape(v)}</td>" for v in (r.claim, r.measured))
-                    + f"<td>{tolerance}</td><td>{mark}</td></tr>")
+        claim = html.escape(r.claim)
+        if r.alternative:
+            outcome = "fails" if r.discriminates else "<strong>also passes: does not discriminate</strong>"
+            claim += (f'<br><small class="alternative">alternative: {html.escape(r.alternative)} &rarr; '
+                      f"{html.escape(r.alternative_measured)}, {outcome}</small>")
+        rows.append(f"<tr><td>{chapter}</td><td>{claim}</td><td>{html.escape(r.measured)}</td>"
+                    f"<td>{tolerance}</td><td>{mark}</td></tr>")
     head = "".join(f"<th>{h}</th>" for h in ("chapter", "claim", "measured", "tolerance", "pass"))
     return (f'<table class="table validation-report"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>")

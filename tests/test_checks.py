@@ -149,3 +149,73 @@ def test_a_tolerance_set_after_seeing_data_is_recorded_printed_and_marked(book, 
     assert table.count("set after seeing data") == 1 and "after a pilot run &lt;b&gt;" in table
     with pytest.raises(TypeError, match="post_hoc"):
         getattr(c, method)("bad", *args, post_hoc=None, **kw)
+
+
+# The nearest wrong alternative (issue 38): the same tolerance is applied to it; a check it passes too fails.
+
+@pytest.mark.parametrize("method, args, alt_fails, alt_passes", [
+    ("close", (1.0, 1.05), 2.0, 1.02),                      # atol 0.1 below
+    ("below", (1.0, 2.0), 3.0, 1.5),
+    ("above", (3.0, 2.0), 1.0, 2.5),
+    ("true", (True,), False, True),
+])
+def test_an_alternative_that_fails_discriminates_one_that_passes_does_not(book, capsys, method, args,
+                                                                            alt_fails, alt_passes):
+    c = checks.Checks("ch")
+    kw = {"atol": 0.1} if method == "close" else {}
+    getattr(c, method)("claim", *args, alternative=("no effect <b>", alt_fails), **kw)
+    rec = c.records[-1]
+    assert rec.passed and rec.discriminates is True and rec.alternative == "no effect <b>"
+    assert rec.alternative_measured and capsys.readouterr().out.rstrip().endswith(": fails")
+    with pytest.raises(AssertionError, match="does not discriminate"):
+        getattr(c, method)("weak claim", *args, alternative=("a competing theory", alt_passes), **kw)
+    rec = c.records[-1]
+    assert rec.passed is False and rec.discriminates is False      # recorded as failed, not dropped
+    first, second = checks.load_records(["ch"])
+    assert (first.discriminates, second.discriminates) == (True, False)
+    table = checks.report_table([first, second])
+    assert "no effect &lt;b&gt;" in table and table.count("does not discriminate") == 1
+    assert checks.alternative_counts([first, second]) == (2, 1)
+
+
+def test_a_failing_check_reports_its_own_failure_not_the_alternative(book):
+    c = checks.Checks("ch")
+    with pytest.raises(AssertionError, match="required") as err:
+        c.below("b", 3.0, 2.0, alternative=("same", 3.0))
+    assert "discriminate" not in str(err.value) and c.records[-1].passed is False
+
+
+def test_close_alternative_fails_if_any_element_is_outside(book):
+    c = checks.Checks("ch")
+    # measured matches everywhere; the alternative is off in one element only: it still fails, so it discriminates
+    c.close("profile", np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0]), atol=0.1,
+            alternative=("flat", np.array([1.0, 2.0, 3.5])))
+    assert c.records[-1].discriminates and c.records[-1].alternative_measured.startswith("3.5")
+    # a scalar alternative is broadcast to the shape of measured
+    c.below("all small", np.array([0.1, 0.2]), 1.0, alternative=("big", 2.0))
+    assert c.records[-1].alternative_measured == "2"
+
+
+def test_bad_alternatives_name_the_parameter(book):
+    c = checks.Checks("ch")
+    for bad in [("", 1.0), "no effect", ("a", 1.0, 2.0), (None, 1.0)]:
+        with pytest.raises(TypeError, match="alternative"):
+            c.below("b", 1.0, 2.0, alternative=bad)
+    with pytest.raises(ValueError, match="alternative value must be finite"):
+        c.above("a", 3.0, 2.0, alternative=("x", np.nan))
+    with pytest.raises(ValueError, match="alternative value must broadcast"):
+        c.close("c", np.ones(3), 1.0, atol=0.1, alternative=("x", np.ones(2)))
+    with pytest.raises(TypeError, match="alternative value of a true"):
+        c.true("t", True, alternative=("x", 0.5))
+    assert c.records == []
+
+
+def test_old_records_without_alternative_fields_load(book):
+    checks.Checks("ch")
+    path = book / "records" / "ch.json"
+    data = json.loads(path.read_text())
+    data["checks"] = [{"chapter": "ch", "claim": "old", "measured": "1", "tolerance": "< 2", "passed": True}]
+    path.write_text(json.dumps(data))
+    (rec,) = checks.load_records(["ch"])
+    assert rec.alternative == "" and rec.discriminates is None
+    assert checks.alternative_counts([rec]) == (0, 0) and "alternative" not in checks.report_table([rec])
