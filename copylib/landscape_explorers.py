@@ -186,7 +186,9 @@ def softmax_branches(P_values: npt.ArrayLike, spec: ModelSpec,
     P_values = np.asarray(P_values, dtype=float)
     Ps, Ds, glob = [], [], []
     for P in P_values:
-        D, F = softmax_theory.local_minima(float(P), spec, version)
+        mins = softmax_theory.local_minima(float(P), spec, version)
+        D = [r.coordinates["Delta"] for r in mins]
+        F = [r.action for r in mins]
         Ps.extend([P] * len(D))
         Ds.extend(D)
         glob.extend(np.arange(len(D)) == np.argmin(F))
@@ -211,7 +213,9 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
 
     P, spec, version, n_grid, n_P = _figure_args("softmax", P, L, V, version, n_grid, 11, n_P)
     L, V = spec.L, spec.V
-    minima, F_min = softmax_theory.local_minima(P, spec, version)
+    found = softmax_theory.local_minima(P, spec, version)
+    minima = np.array([r.coordinates["Delta"] for r in found])
+    F_min = np.array([r.action for r in found])
     if Delta_max is None:
         Delta_max = max(2.5, 1.5 * float(minima.max()))
     Delta_max = check_positive("Delta_max", Delta_max)

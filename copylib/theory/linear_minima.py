@@ -204,12 +204,13 @@ def minimise_many(P_values: Iterable[float], k: ActionConstants | Sequence[Actio
 
 
 def shares_of(m: np.ndarray, q: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """Copy shares ``(L-1) q/(m + (L-1) q)`` of minima ``(m, q)`` (arrays), 0 at the symmetric point ``m = 0``."""
+    """Copy shares ``(L-1) q/(m + (L-1) q)`` of minima ``(m, q)`` (arrays), 0 at the symmetric point ``m = 0``
+    (elsewhere :func:`~copylib.theory.linear.copy_share`: ``nan`` where ``m + (L-1) q = 0``)."""
     m, q, L = np.broadcast_arrays(np.asarray(m, dtype=np.float64), np.asarray(q, dtype=np.float64),
                                   np.asarray(L, dtype=np.float64))
     g1 = m + (L - 1) * q
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(m > 0, (L - 1) * q / np.where(g1 == 0, 1.0, g1), 0.0)
+        return np.where(m > 0, np.where(g1 != 0, (L - 1) * q / np.where(g1 != 0, g1, 1.0), np.nan), 0.0)
 
 
 def mqr2(r: Minimum) -> tuple[float, float, float]:
