@@ -440,7 +440,7 @@ def _minima(P, spec, rows, version, grid):
 
 
 def _states(D, F, P, spec, version) -> tuple[Minimum, ...]:
-    """The uniform-gap minima at gaps ``D`` with actions ``F`` as :class:`Minimum` s (order parameter: the
+    """The uniform-gap minima at gaps ``D`` with actions ``F`` as :class:`~copylib.theory.results.Minimum` s (order parameter: the
     mean copy weight of the rows with a target; no test loss)."""
     D = np.asarray(D, dtype=np.float64)
     c = expit(D[:, None] - np.log(copy_rows(spec).competitors)).mean(-1)  # row_copy_weights, per gap

@@ -39,7 +39,7 @@ def _minimum_test(obj: WhitenedAction, z, P):
 
 
 def _local_minima_many(Ps, k: action.ActionConstants, version: str, n_rays: int, sep: float):
-    """All local minima found at each ``P`` of ``Ps`` (tuples of :class:`Minimum`, by copy share)."""
+    """All local minima found at each ``P`` of ``Ps`` (tuples of :class:`~copylib.theory.results.Minimum`, by copy share)."""
     obj = WhitenedAction(k, version)
     L = k.L
     Pa = np.asarray(Ps, dtype=np.float64)

@@ -146,7 +146,7 @@ def _stack(ks: list) -> ActionConstants:
 
 def minimise_many(P_values: Iterable[float], k: ActionConstants | Sequence[ActionConstants], version: str,
                   hints: Sequence[Sequence[Sequence[float]]] | None = None, standard: bool = True) -> list:
-    """Global minimum (:class:`Minimum`) at each ``P`` of ``P_values``: the multi-start search of
+    """Global minimum (:class:`~copylib.theory.results.Minimum`) at each ``P`` of ``P_values``: the multi-start search of
     :func:`global_minimum`, with the starts of all ``P`` descended together.
 
     k : one :class:`ActionConstants`, or a list of them (one per ``P``: several specs in one batch);

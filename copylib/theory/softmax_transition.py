@@ -111,7 +111,7 @@ def _minima_many(Ps, spec, version, noise, grid):
 
 
 def _states(D, F, P, spec, version, noise) -> tuple[Minimum, ...]:
-    """The minima at gaps ``D`` (array) with actions ``F`` at one ``P`` as :class:`Minimum` s (one vectorised
+    """The minima at gaps ``D`` (array) with actions ``F`` at one ``P`` as :class:`~copylib.theory.results.Minimum` s (one vectorised
     evaluation of the copy weights and the test losses)."""
     D = np.asarray(D, dtype=np.float64)
     c = np.atleast_1d(copy_weight_of_gap(D, spec, version=version, noise=noise))
