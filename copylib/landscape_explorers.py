@@ -96,11 +96,13 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     P1, P2 = _linear_thresholds(L, V, version)
     P_range = (P1 / 4, 4 * P2) if P_range is None else _range(P_range)
     best = linear_theory.global_minimum(P, spec, version)
-    others = [r for r in linear_theory.local_minima([P], spec, version)[0]
-              if abs(float(linear_theory.copy_share(r.m, r.q, L) - linear_theory.copy_share(best.m, best.q, L)))
-              > 1e-3]
-    m_max = max(1.5, 1.3 * max([best.m] + [r.m for r in others]))
-    c_max = max(1.2, 1.3 * (L - 1) * max([best.q] + [r.q for r in others]))
+    # the copy share of the global minimum is nan at the symmetric point: then no other minimum is marked
+    best_share = linear_theory.copy_share(best.coordinates["m"], best.coordinates["q"], L)
+    others = [r.coordinates for r in linear_theory.local_minima(P, spec, version)
+              if abs(float(r.order_parameter - best_share)) > 1e-3]
+    best = best.coordinates
+    m_max = max(1.5, 1.3 * max([best["m"]] + [r["m"] for r in others]))
+    c_max = max(1.2, 1.3 * (L - 1) * max([best["q"]] + [r["q"] for r in others]))
     M, Qc = np.meshgrid(np.linspace(0.0, m_max, n_grid), np.linspace(-0.2, c_max, n_grid))
     S = linear_theory.reduced_action(M, Qc / (L - 1), P, spec, version=version)
     curve = _linear_sweep(L, V, version, P_range, n_P)
@@ -110,9 +112,9 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     cs = ax.contourf(M, Qc, np.log1p(S - S.min()), levels=20, cmap="viridis")
     fig.colorbar(cs, ax=ax, label=r"$\log(1 + S - \min S)$")
     if others:
-        ax.plot([r.m for r in others], [(L - 1) * r.q for r in others], "wo", mfc="none", ms=10, mew=1.5,
+        ax.plot([r["m"] for r in others], [(L - 1) * r["q"] for r in others], "wo", mfc="none", ms=10, mew=1.5,
                 label="other local minimum")
-    ax.plot(best.m, (L - 1) * best.q, "r*", ms=14, label="global minimum")
+    ax.plot(best["m"], (L - 1) * best["q"], "r*", ms=14, label="global minimum")
     ax.set_xlabel("pooling weight $m$")
     ax.set_ylabel("copy part $(L-1)\\,q$")
     ax.set_title(f"linear attention, {name} action, L = {L}, V = {V}, P = {P:.4g}", fontsize=9)
@@ -184,7 +186,9 @@ def softmax_branches(P_values: npt.ArrayLike, spec: ModelSpec,
     P_values = np.asarray(P_values, dtype=float)
     Ps, Ds, glob = [], [], []
     for P in P_values:
-        D, F = softmax_theory.local_minima(float(P), spec, version)
+        mins = softmax_theory.local_minima(float(P), spec, version)
+        D = [r.coordinates["Delta"] for r in mins]
+        F = [r.action for r in mins]
         Ps.extend([P] * len(D))
         Ds.extend(D)
         glob.extend(np.arange(len(D)) == np.argmin(F))
@@ -209,7 +213,9 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
 
     P, spec, version, n_grid, n_P = _figure_args("softmax", P, L, V, version, n_grid, 11, n_P)
     L, V = spec.L, spec.V
-    minima, F_min = softmax_theory.local_minima(P, spec, version)
+    found = softmax_theory.local_minima(P, spec, version)
+    minima = np.array([r.coordinates["Delta"] for r in found])
+    F_min = np.array([r.action for r in found])
     if Delta_max is None:
         Delta_max = max(2.5, 1.5 * float(minima.max()))
     Delta_max = check_positive("Delta_max", Delta_max)

@@ -82,7 +82,7 @@ def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str
             ax = axes[i, j]
             filled = ax.contourf(M, Qc, Z[version], levels=levels, cmap="viridis")
             best = linear_theory.global_minimum(P, spec, version)
-            ax.plot(best.m, (L - 1) * best.q, "r*", ms=12)
+            ax.plot(best.coordinates["m"], (L - 1) * best.coordinates["q"], "r*", ms=12)
             ax.set_title(f"{version}, $P = {P}$", fontsize=9)
             if i == n_v - 1:
                 ax.set_xlabel("pooling $m$")

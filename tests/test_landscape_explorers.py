@@ -39,7 +39,7 @@ def test_softmax_branches_coexist_only_between_the_spinodals():
 def test_softmax_figure_marks_the_action_minima():
     fig = lx.softmax_landscape_figure(342.0, 32, 4, n_P=8)
     ax = fig.axes[0]
-    D, _F = softmax_theory.local_minima(342.0, cl.ModelSpec(L=32, V=4, kind="softmax"))
+    D = [r.coordinates["Delta"] for r in softmax_theory.local_minima(342.0, cl.ModelSpec(L=32, V=4, kind="softmax"))]
     marked = sorted(float(line.get_xdata()[0]) for line in ax.lines[1:])
     np.testing.assert_allclose(marked, sorted(D))
 
@@ -49,7 +49,7 @@ def test_linear_figure_marks_the_global_minimum():
     fig = lx.linear_landscape_figure(60.0, 16, 4, n_grid=21, n_P=5)
     best = linear_theory.global_minimum(60.0, spec)
     star = next(line for line in fig.axes[0].lines if line.get_marker() == "*")
-    np.testing.assert_allclose([star.get_xdata()[0], star.get_ydata()[0]], [best.m, 15 * best.q])
+    np.testing.assert_allclose([star.get_xdata()[0], star.get_ydata()[0]], [best.coordinates["m"], 15 * best.coordinates["q"]])
     assert not [line for line in fig.axes[0].lines if line.get_marker() == "o"]   # one minimum at L = 16
 
 

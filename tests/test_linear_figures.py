@@ -30,7 +30,7 @@ def test_action_grid_marks_the_global_minimum_in_every_panel():
     assert len(panels) == 4 and panels[0].get_title() == "mean_field, $P = 5$"
     best = lt.global_minimum(50, SPEC, "map")
     star = panels[3].lines[0]  # row map, column P = 50
-    assert star.get_xdata()[0] == best.m and star.get_ydata()[0] == pytest.approx(3 * best.q)
+    assert star.get_xdata()[0] == best.coordinates["m"] and star.get_ydata()[0] == pytest.approx(3 * best.coordinates["q"])
     with pytest.raises(ValueError, match="m_grid"):
         linear_figures.action_grid(SPEC, [5], ("map",), [1.0, 0.0], [0.0, 1.0])
 

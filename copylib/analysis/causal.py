@@ -44,6 +44,7 @@ from ..model.task import copy_task
 from ..posterior.evidence import negative_log_evidence
 from ..posterior.order_parameters import plugin_action_of_attention
 from ..theory import causal as ct
+from ..theory.results import FirstOrderPoint
 from .softmax import planted_init, planted_logits
 from .transitions import half_way_point
 
@@ -190,7 +191,7 @@ class CoexistenceScan:
     ----------
     L : tuple of int
         The lengths scanned, increasing.
-    transitions : tuple, per length, the :class:`copylib.theory.causal.FirstOrderPoint`
+    transitions : tuple, per length, the :class:`copylib.theory.results.FirstOrderPoint`
         or ``None`` where the scan of ``P`` finds no coexistence window.
     first_L : int or None
         The smallest length with a coexistence window.
@@ -203,7 +204,7 @@ class CoexistenceScan:
     first_L: int | None
     last_L_without: int | None
 
-    def at(self, L: int) -> ct.FirstOrderPoint | None:
+    def at(self, L: int) -> FirstOrderPoint | None:
         """The transition at the scanned length ``L``."""
         if L not in self.L:
             raise ValueError(f"L must be one of the scanned lengths {self.L}, got {L!r}")

@@ -44,7 +44,7 @@ from ..theory.plugin_loss import plugin_loss
 
 if TYPE_CHECKING:
     from ..theory.linear_marginal import IntegratedMoments, PluginMoments
-    from ..theory.linear_minima import ActionMinimum
+    from ..theory.results import Minimum
 
 __all__ = [
     "GroupSummary",
@@ -321,7 +321,7 @@ def map_predictions(P_values: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     if P_values.size == 0 or not np.all(np.isfinite(P_values) & (P_values > 0)):
         raise ValueError(f"P_values must be a non-empty array of finite numbers > 0, got {P_values}")
     rows = [global_minimum(float(P), spec, "map") for P in P_values.ravel()]
-    return np.array([[r.m, r.q, r.test_loss] for r in rows]).T
+    return np.array([[r.coordinates["m"], r.coordinates["q"], r.test_loss] for r in rows]).T
 
 
 def posterior_copy_share(moments: Sequence[PluginMoments | IntegratedMoments], L: int) -> np.ndarray:
@@ -488,7 +488,7 @@ class PosteriorLoss:
 
 
 def posterior_loss(samples: dict, P_values: npt.ArrayLike, n_sets: int, spec: ModelSpec,
-                   moments: Sequence[PluginMoments], minima: Sequence[ActionMinimum]) -> PosteriorLoss:
+                   moments: Sequence[PluginMoments], minima: Sequence[Minimum]) -> PosteriorLoss:
     """The test loss of posterior draws of ``A`` with their plug-in readout, against the plug-in integral.
 
     Parameters

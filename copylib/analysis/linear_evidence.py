@@ -431,7 +431,8 @@ def moments_table(P_values: npt.ArrayLike, summary: GroupSummary, theories: dict
         ``{"plug-in": moments, "fluct": ..., "mean_field": ...}``: one sequence of objects with ``rms_m``
         and ``q`` each (the plug-in integral's ``q`` is shown too).
     minima : dict
-        ``{"fluct": ..., "mean_field": ...}``: sequences of objects with ``m``.
+        ``{"fluct": ..., "mean_field": ...}``: sequences of :class:`~copylib.theory.results.Minimum`
+        (:func:`copylib.theory.linear.global_minimum`), read for their coordinate ``m``.
 
     Returns
     -------
@@ -447,7 +448,8 @@ def moments_table(P_values: npt.ArrayLike, summary: GroupSummary, theories: dict
     return pd.DataFrame({"sampled √E m²": summary.rms_m, "s.e.": summary.rms_m_se,
                          "plug-in": [t.rms_m for t in plugin], "fluct integral": [t.rms_m for t in theories["fluct"]],
                          "mean-field integral": [t.rms_m for t in theories["mean_field"]],
-                         "fluct m*": [s.m for s in minima["fluct"]], "mean-field m*": [s.m for s in minima["mean_field"]],
+                         "fluct m*": [s.coordinates["m"] for s in minima["fluct"]],
+                         "mean-field m*": [s.coordinates["m"] for s in minima["mean_field"]],
                          "sampled E[q sgn m]": summary.q, "s.e. (q)": summary.q_se,
                          "plug-in (q)": [t.q for t in plugin]}, index=index)
 

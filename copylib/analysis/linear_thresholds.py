@@ -127,8 +127,8 @@ class LocalMinimumScan:
         j = self.steepest
         return {"P values scanned": self.P.size, "fewest minima": int(self.n_minima.min()),
                 "most minima": int(self.n_minima.max()), "steepest at P": j.P3,
-                "share below": float(linear_theory.copy_share(j.below.m, j.below.q, L)),
-                "share above": float(linear_theory.copy_share(j.above.m, j.above.q, L)), "bracket dP/P": j.rel_width}
+                "share below": j.pooling.order_parameter, "share above": j.copy.order_parameter,
+                "bracket dP/P": j.rel_width}
 
 
 def local_minimum_scan(spec: ModelSpec, version: str, P_from: float, n_P: int, *, P_to: float = 1e4) -> LocalMinimumScan:
@@ -189,8 +189,8 @@ def jump_table(jumps: dict, V: int) -> pd.DataFrame:
             asym = linear_theory.p2_analytic(ModelSpec(L=Lb, V=V, kind="linear"), v)
             rows.append({"version": v, "L": Lb, "P2": j.P2, "P2 / asymptotic": j.P2 / asym,
                          "P3 / P2": j.P3 / j.P2,
-                         "share below": float(linear_theory.copy_share(j.below.m, j.below.q, Lb)),
-                         "share above": float(linear_theory.copy_share(j.above.m, j.above.q, Lb)), "jump": j.jump,
+                         "share below": j.pooling.order_parameter, "share above": j.copy.order_parameter,
+                         "jump": j.jump,
                          "two minima": j.two_minima, "slope (nats)": j.slope})
     return pd.DataFrame(rows).set_index(["version", "L"])
 
@@ -337,7 +337,7 @@ def posterior_onset_scan(sizes: Sequence[tuple[int, int]], f: npt.ArrayLike, **g
         m2 = np.array([a.var_m for a in mo])
         rows[Ls, Vs] = OnsetRow(P1=p1, m2=m2, binder=np.array([a.binder for a in mo]),
                                 share=posterior_copy_share(mo, Ls),
-                                m2_star=linear_theory.global_minimum(f[-1] * p1, sp, "fluct").m ** 2,
+                                m2_star=linear_theory.global_minimum(f[-1] * p1, sp, "fluct").coordinates["m"] ** 2,
                                 K=m2[-1] / m2[0], rise=m2[i_one] / m2[i_half] - 1)
     return OnsetScan(f=f, rows=rows, i_half=i_half, i_one=i_one)
 

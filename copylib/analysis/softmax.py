@@ -64,6 +64,7 @@ from ..model.task import copy_task, shift_matrix
 from ..posterior.evidence import optimal_readout
 from ..posterior.order_parameters import copy_attention, copy_weight
 from ..theory import softmax as softmax_theory
+from ..theory.results import Spinodals
 from ..theory.softmax_marginal import finite_size_cumulants, finite_size_row, marginal_scan
 
 if TYPE_CHECKING:
@@ -513,7 +514,7 @@ class SpinodalExpansion:
     depth_near: float
 
 
-def spinodal_expansion(spinodals: softmax_theory.Spinodals, spec: ModelSpec, *, version: str = "mean_field",
+def spinodal_expansion(spinodals: Spinodals, spec: ModelSpec, *, version: str = "mean_field",
                        rel_P: npt.ArrayLike = (1e-4, 1e-3), h: float = 1e-4,
                        dP: tuple[float, float] = (5.0, 1.25)) -> SpinodalExpansion:
     """Expand the one-gap action ``S(Delta; P)`` around its lower spinodal ``(Delta_lower, P_lower)``.
@@ -527,7 +528,7 @@ def spinodal_expansion(spinodals: softmax_theory.Spinodals, spec: ModelSpec, *, 
 
     Parameters
     ----------
-    spinodals : :class:`~copylib.theory.softmax.Spinodals`
+    spinodals : :class:`~copylib.theory.results.Spinodals`
         Of ``spec`` and ``version``.
     spec : ModelSpec
         Softmax.
@@ -641,7 +642,7 @@ def planted_starts(C: npt.ArrayLike, P: float, spec: ModelSpec, *, fracs: npt.Ar
     C = as_real_array("C", C)
     if C.ndim != 5 or C.shape[1:] != (spec.L, spec.L, spec.V, spec.V):
         raise ValueError(f"C must have shape (R, {spec.L}, {spec.L}, {spec.V}, {spec.V}), got {C.shape}")
-    D_min, _ = softmax_theory.local_minima(P, spec, "map")
+    D_min = np.array([r.coordinates["Delta"] for r in softmax_theory.local_minima(P, spec, "map")])
     if D_min.size < 2:
         raise ValueError(f"P: S_map must have two minima at P = {P}, it has {D_min.size}")
     D_line = np.linspace(D_min[0], D_min[-1], 2001)

@@ -2,6 +2,8 @@
 
 * :mod:`copylib.theory.reduced_action` -- grid searches for minima and coexistence shared by the theories;
 * :mod:`copylib.theory.plugin_loss` -- the plug-in loss as a function of the invariants;
+* :mod:`copylib.theory.results` -- the result types every geometry shares (``Minimum``, ``Spinodals``,
+  ``FirstOrderPoint``);
 * :mod:`copylib.theory.linear`, :mod:`copylib.theory.softmax`, :mod:`copylib.theory.causal` -- one module per
   attention geometry, each with the versions ``"mean_field"``, ``"fluct"`` and ``"map"`` where they apply;
   ``linear`` and ``softmax`` gather the public names of the modules they are written in, one theme each

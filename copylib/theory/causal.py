@@ -63,8 +63,8 @@ from scipy.special import expit
 from ..arguments import as_finite_array, as_real_array, check_int, check_P, check_positive, check_version
 from ..model.network import ModelSpec, check_spec
 from .reduced_action import grid_minimum_points, inflection_pair
+from .results import FirstOrderPoint, Minimum, Spinodals
 from .softmax_noise import set_shift_and_rho
-from .softmax_transition import Spinodals
 
 __all__ = [
     "VERSIONS",
@@ -77,7 +77,6 @@ __all__ = [
     "gap_action",
     "row_gap_action",
     "local_minima",
-    "FirstOrderPoint",
     "first_order_point",
     "RowGapNoise",
     "row_gap_noise",
@@ -440,34 +439,30 @@ def _minima(P, spec, rows, version, grid):
     return D, np.atleast_1d(F)
 
 
-def local_minima(P: float, spec: ModelSpec, version: str = "mean_field") -> tuple[np.ndarray, np.ndarray]:
+def _states(D, F, P, spec, version) -> tuple[Minimum, ...]:
+    """The uniform-gap minima at gaps ``D`` with actions ``F`` as :class:`~copylib.theory.results.Minimum` s (order parameter: the
+    mean copy weight of the rows with a target; no test loss)."""
+    D = np.asarray(D, dtype=np.float64)
+    c = expit(D[:, None] - np.log(copy_rows(spec).competitors)).mean(-1)  # row_copy_weights, per gap
+    return tuple(Minimum(P=P, version=version, action=float(f), order_parameter=float(ci), test_loss=None,
+                         coordinates={"Delta": float(d)})
+                 for d, f, ci in zip(D.tolist(), np.asarray(F).tolist(), c.tolist()))
+
+
+def local_minima(P: float, spec: ModelSpec, version: str = "mean_field") -> tuple[Minimum, ...]:
     """All local minima of the uniform-gap action :func:`gap_action` over ``Delta in [0, 20]``.
 
-    Sign changes of ``S'`` on a grid of 4001 points, refined by brentq. Returns
-    ``(Delta, S)``, arrays sorted by ``Delta``.
+    Sign changes of ``S'`` on a grid of 4001 points, refined by brentq. Returns a tuple of
+    :class:`~copylib.theory.results.Minimum` sorted by ``Delta``: coordinates ``{"Delta"}``, the mean copy
+    weight of the rows with a target (:func:`row_copy_weights`) as order parameter; ``test_loss`` and
+    ``grad_norm`` are ``None`` (the causal theory has no loss of a state; the minima are refined roots of ``S'``).
     """
     spec = _check_spec(spec)
     version = check_version(version, VERSIONS)
     P = float(check_P(P))
     rows = copy_rows(spec)
-    return _minima(P, spec, rows, version, _Grid(rows))
-
-
-@dataclass(frozen=True)
-class FirstOrderPoint:
-    """First-order point of the uniform-gap family (see :func:`first_order_point`).
-
-    * P3 : equal action of the two minima.
-    * Delta : ``(pooling, copy)`` gaps at ``P3``.
-    * copy_weight : ``(pooling, copy)`` mean copy weight over the rows with a target at ``P3``.
-    * spinodals : :class:`~copylib.theory.softmax.Spinodals` (copy minimum born at ``P_lower``, pooling
-      minimum gone at ``P_upper``), the result type of the softmax theory's spinodals.
-    """
-
-    P3: float
-    Delta: tuple
-    copy_weight: tuple
-    spinodals: Spinodals
+    D, F = _minima(P, spec, rows, version, _Grid(rows))
+    return _states(D, F, P, spec, version)
 
 
 def first_order_point(spec: ModelSpec, version: str = "mean_field", *, P_range: tuple[float, float] = (10.0, 1e5),
@@ -482,6 +477,11 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, P_range: 
     and ``P3`` is found by brentq on
     ``S_copy - S_pool`` between them. Raises ``ValueError`` if no coexistence is
     found (a continuous crossover).
+
+    Returns a :class:`~copylib.theory.results.FirstOrderPoint`: ``pooling`` and ``copy`` the two minima at
+    ``P3`` (as :func:`local_minima`: no test loss), ``spinodals``, ``jump`` the change of the mean copy
+    weight; ``first_order`` and ``two_minima`` are True; ``P2``, ``rel_width``, ``delta_action`` and
+    ``slope`` are ``None``.
     """
     spec = _check_spec(spec)
     version = check_version(version, VERSIONS)
@@ -533,15 +533,15 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, P_range: 
 
     w = P_upper - P_lower
     P3 = brentq(diff, P_lower + 1e-3 * w, P_upper - 1e-3 * w, xtol=1e-10 * P_upper)
-    D, _ = _minima(P3, spec, rows, version, grid)
-    Ds = (float(D[0]), float(D[-1]))
-    c = row_copy_weights(np.array(Ds), spec).mean(-1)
+    D, F = _minima(P3, spec, rows, version, grid)
     # at a spinodal the marginal minimum sits on an inflection point (S' = S'' = 0): the copy minimum is
     # born on the dip of S', the pooling minimum dies on its hump
     born, dies = inflections(P_lower), inflections(P_upper)
     sp = Spinodals(P_lower=P_lower, P_upper=P_upper, Delta_lower=float("nan") if born is None else born[1],
                    Delta_upper=float("nan") if dies is None else dies[0])
-    return FirstOrderPoint(P3=P3, Delta=Ds, copy_weight=(float(c[0]), float(c[1])), spinodals=sp)
+    pooling, copy = _states(D[[0, -1]], F[[0, -1]], P3, spec, version)
+    return FirstOrderPoint(P3=P3, version=version, pooling=pooling, copy=copy, first_order=True, two_minima=True,
+                           spinodals=sp)
 
 
 # --------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -14,13 +13,13 @@ import numpy.typing as npt
 from ..arguments import as_finite_array, check_version
 from ..model.network import ModelSpec
 from . import linear_action as action
-from .linear_minima import ActionMinimum, WhitenedAction, minimise_many, minimum_curve, standard_starts
+from .linear_minima import WhitenedAction, minimise_many, minimum_curve, mqr2, standard_starts
 from .linear_thresholds import p2_numerical
+from .results import FirstOrderPoint, Minimum
 from .trust_region import descend_many
 
 __all__ = [
     "local_minima",
-    "FirstOrderPoint",
     "first_order_point",
 ]
 
@@ -40,7 +39,7 @@ def _minimum_test(obj: WhitenedAction, z, P):
 
 
 def _local_minima_many(Ps, k: action.ActionConstants, version: str, n_rays: int, sep: float):
-    """All local minima found at each ``P`` of ``Ps`` (lists of :class:`ActionMinimum`, by copy share)."""
+    """All local minima found at each ``P`` of ``Ps`` (tuples of :class:`~copylib.theory.results.Minimum`, by copy share)."""
     obj = WhitenedAction(k, version)
     L = k.L
     Pa = np.asarray(Ps, dtype=np.float64)
@@ -56,14 +55,15 @@ def _local_minima_many(Ps, k: action.ActionConstants, version: str, n_rays: int,
         std = standard_starts(obj, r2_0, None, H0)  # the starts of global_minimum
         zs += std
         owner += [i] * len(std)
-        g1 = g.m + (L - 1) * g.q if g.m > 0 else 1.0
+        gm, gq, gr2 = mqr2(g)
+        g1 = gm + (L - 1) * gq if gm > 0 else 1.0
         for scale in (0.5, 1.0, 2.0):
             for s in shares:
                 m, Q = scale * g1 * (1 - s), scale * g1 * s
-                zs.append(obj.zvec(m, Q / (L - 1), g.r2 if (obj.fl and g.m > 0) else r2_0))
+                zs.append(obj.zvec(m, Q / (L - 1), gr2 if (obj.fl and gm > 0) else r2_0))
                 owner.append(i)
-        if g.m > 0:
-            zs.append(obj.zvec(g.m, g.q, g.r2 if obj.fl else 0.0))
+        if gm > 0:
+            zs.append(obj.zvec(gm, gq, gr2 if obj.fl else 0.0))
             owner.append(i)
     owner = np.asarray(owner)
     z, f = descend_many(obj, np.asarray(zs), Pa[owner])
@@ -85,15 +85,16 @@ def _local_minima_many(Ps, k: action.ActionConstants, version: str, n_rays: int,
         spec = action.spec_of_constants(k)
         for _, fj, j in found:
             m, q, r2 = float(m_all[j]), float(q_all[j]), float(r2_all[j])
-            mins.append(ActionMinimum(P=float(P), version=version, m=m, q=q, r2=r2, action=float(fj),
-                                      test_loss=float(action.predicted_test_loss(m, q, float(P), spec, r2=r2)),
-                                      grad_norm=float(gn[j])))
-        out.append(mins)
+            mins.append(Minimum(P=float(P), version=version, action=float(fj),
+                                order_parameter=float(share_all[j]),
+                                test_loss=float(action.predicted_test_loss(m, q, float(P), spec, r2=r2)),
+                                coordinates={"m": m, "q": q, "r2": r2}, grad_norm=float(gn[j])))
+        out.append(tuple(mins))
     return out
 
 
 def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n_rays: int = 24,
-                 sep: float = 1e-4) -> list:
+                 sep: float = 1e-4) -> tuple[Minimum, ...] | list[tuple[Minimum, ...]]:
     """Every local minimum of the reduced action with ``m > 0`` that a dense set of starts finds.
 
     At each ``P`` the action is descended (the trust-region Newton of
@@ -119,9 +120,9 @@ def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n
 
     Returns
     -------
-    list (one entry per ``P``; a single list for scalar ``P``) of lists of
-    :class:`ActionMinimum`, ordered by increasing copy share. Two entries mean
-    two coexisting minima (pooling and copying).
+    For scalar ``P`` a tuple of :class:`~copylib.theory.results.Minimum` (coordinates ``{"m", "q", "r2"}``,
+    the copy share as order parameter, ``grad_norm``), ordered by increasing copy share; two entries
+    mean two coexisting minima (pooling and copying). For an array ``P`` a list of such tuples, one per ``P``.
     """
     spec = action.check_linear_spec(spec)
     version = check_version(version, action.VERSIONS)
@@ -135,38 +136,6 @@ def local_minima(P: npt.ArrayLike, spec: ModelSpec, version: str = "fluct", *, n
         raise ValueError(f"P must be a float or a non-empty 1-d array, got shape {Pa.shape}")
     out = _local_minima_many(Pa.reshape(-1), action.action_constants(spec), version, int(n_rays), float(sep))
     return out[0] if scalar else out
-
-
-@dataclass(frozen=True)
-class FirstOrderPoint:
-    """:func:`first_order_point` result: the largest change of the global minimum's copy share near ``P2``.
-
-    P3 : where it happens (the bracket's geometric midpoint; for a first-order
-    jump the two minima have equal action there); rel_width : the
-    final bracket ``P_hi/P_lo - 1``; below, above : the global minima at the
-    bracket ends; jump : ``copy_share(above) - copy_share(below)``;
-    two_minima : whether, at ``P3 (1 -/+ delta)``, descents started from
-    ``below`` and from ``above`` end at two distinct local minima (copy shares
-    more than ``sep`` apart); delta_action : ``S_copy - S_pool`` (nats) of those
-    two branches at ``P3 (1 - delta)`` and ``P3 (1 + delta)`` (``nan``
-    without two minima); slope : ``d(S_copy - S_pool)/d ln P`` at ``P3``
-    (nats; ``nan`` without two minima); first_order : two minima whose action
-    difference changes sign across ``P3`` with a negative slope.
-    """
-
-    L: int
-    V: int
-    version: str
-    P2: float
-    P3: float
-    rel_width: float
-    below: ActionMinimum
-    above: ActionMinimum
-    jump: float
-    two_minima: bool
-    delta_action: tuple
-    slope: float
-    first_order: bool
 
 
 def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[float, float] = (0.3, 3.0),
@@ -195,7 +164,15 @@ def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[fl
 
     Returns
     -------
-    FirstOrderPoint
+    :class:`~copylib.theory.results.FirstOrderPoint`: ``P3``; ``pooling``, ``copy``: the global minima at
+    the final bracket's ends; ``rel_width``: that bracket ``P_hi/P_lo - 1``; ``P2``: the crossover the
+    scan is centred on; ``two_minima``: whether, at ``P3 (1 -/+ delta)``, descents started from the two
+    end minima end at two distinct local minima (copy shares more than ``sep`` apart);
+    ``delta_action``: ``S_copy - S_pool`` (nats) of those two branches at ``P3 (1 - delta)`` and
+    ``P3 (1 + delta)`` (``nan`` without two minima); ``slope``: ``d(S_copy - S_pool)/d ln P`` at
+    ``P3`` (``nan`` without two minima); ``first_order``: two minima whose action difference changes
+    sign across ``P3`` with a negative slope; ``jump``: the change of the copy share. ``spinodals`` is
+    ``None`` (not located for linear attention).
     """
     spec = action.check_linear_spec(spec)
     version = check_version(version, action.VERSIONS)
@@ -209,7 +186,6 @@ def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[fl
         if isinstance(x, bool) or not isinstance(x, numbers.Real) or not (0 < x <= top) or (name == "sep" and x == 1):
             raise ValueError(f"{name} must be a real number in (0, {top}], got {x!r}")
     k = action.action_constants(spec)
-    L = k.L
     P2 = p2_numerical(spec, version, rtol=1e-5)
     grid = P2 * np.geomspace(lo_f, hi_f, int(n_scan))
     curve = minimum_curve(grid, spec, version)
@@ -217,13 +193,13 @@ def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[fl
     i = int(np.abs(np.diff(share)).argmax())
 
     def share_of(r):
-        return float(action.copy_share(r.m, r.q, L)) if r.m > 0 else 0.0
+        return r.order_parameter
 
     def at(P, hints):
         # the standard starts while the bracket is wide; once it is narrow (below 1e-3 relative) the
         # global minimum at the midpoint is one of the two end minima continued: their hints suffice
         wide = hi_P / lo_P - 1 > 1e-3
-        return minimise_many([P], k, version, [[(h.m, h.q, h.r2) for h in hints if h.m > 0]], standard=wide)[0]
+        return minimise_many([P], k, version, [[mqr2(h) for h in hints if h.coordinates["m"] > 0]], standard=wide)[0]
 
     lo_P, hi_P = float(grid[i]), float(grid[i + 1])
     lo_r, hi_r = minimise_many([lo_P, hi_P], k, version)
@@ -237,13 +213,14 @@ def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[fl
             hi_P, hi_r = mid, r
     P_j = math.sqrt(lo_P * hi_P)
     Pab = [P_j * (1 - delta), P_j * (1 + delta)]
-    pool = minimise_many(Pab, k, version, [[(lo_r.m, lo_r.q, lo_r.r2)]] * 2, standard=False)
-    copy = minimise_many(Pab, k, version, [[(hi_r.m, hi_r.q, hi_r.r2)]] * 2, standard=False)
+    pool = minimise_many(Pab, k, version, [[mqr2(lo_r)]] * 2, standard=False)
+    copy = minimise_many(Pab, k, version, [[mqr2(hi_r)]] * 2, standard=False)
     obj = WhitenedAction(k, version)
 
     def is_min(r):
-        lam, newton, _ = _minimum_test(obj, obj.zvec(r.m, r.q, r.r2 if obj.fl else 0.0)[None], np.array([r.P]))
-        return r.m > 0 and lam[0] > 0 and newton[0] < 1e-4
+        m, q, r2 = mqr2(r)
+        lam, newton, _ = _minimum_test(obj, obj.zvec(m, q, r2 if obj.fl else 0.0)[None], np.array([r.P]))
+        return m > 0 and lam[0] > 0 and newton[0] < 1e-4
     two = all(abs(share_of(c) - share_of(p)) > sep and is_min(c) and is_min(p) for p, c in zip(pool, copy))
     if two:
         dS = (copy[0].action - pool[0].action, copy[1].action - pool[1].action)
@@ -251,7 +228,7 @@ def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[fl
     else:
         dS, slope = (float("nan"), float("nan")), float("nan")
     first = bool(two and dS[0] > 0 > dS[1] and slope < 0)
-    return FirstOrderPoint(L=L, V=k.V, version=version, P2=float(P2), P3=float(P_j), rel_width=float(hi_P / lo_P - 1),
-                    below=lo_r, above=hi_r, jump=share_of(hi_r) - share_of(lo_r), two_minima=bool(two),
-                    delta_action=tuple(float(x) for x in dS), slope=float(slope), first_order=first)
+    return FirstOrderPoint(P3=float(P_j), version=version, pooling=lo_r, copy=hi_r, first_order=first,
+                           two_minima=bool(two), spinodals=None, P2=float(P2), rel_width=float(hi_P / lo_P - 1),
+                           delta_action=tuple(float(x) for x in dS), slope=float(slope))
 

@@ -61,16 +61,17 @@ def integrated_moments(P: float, spec: ModelSpec, version: str = "fluct", *, n_m
     n_m, n_q = check_int("n_m", n_m, 3), check_int("n_q", n_q, 3)
     m_max, q_widths = check_positive("m_max", m_max), check_positive("q_widths", q_widths)
     r = global_minimum(P, spec, version)
+    r_m, r_q = r.coordinates["m"], r.coordinates["q"]
     P = float(P)
-    if r.m > 0:
+    if r_m > 0:
         # Laplace width of q at the minimum: curvature along q by finite differences
-        h = max(1e-6, 1e-3 * abs(r.q))
-        S3 = reduced_action(r.m, np.array([r.q - h, r.q, r.q + h]), P, spec, version=version)
+        h = max(1e-6, 1e-3 * abs(r_q))
+        S3 = reduced_action(r_m, np.array([r_q - h, r_q, r_q + h]), P, spec, version=version)
         curv = (S3[0] - 2 * S3[1] + S3[2]) / h**2
         s_q = 1 / np.sqrt(max(curv, 1e-300))
     else:
         s_q = 1 / np.sqrt(hessian_at_origin(P, spec, version)[1, 1])
-    q_max = abs(r.q) + q_widths * s_q
+    q_max = abs(r_q) + q_widths * s_q
     mg = np.linspace(-m_max, m_max, n_m)
     qg = np.linspace(-q_max, q_max, n_q)
     M, Q = np.meshgrid(mg, qg, indexing="ij")

@@ -31,10 +31,10 @@ from .linear_action import (
     predicted_test_loss,
     spec_of_constants,
 )
+from .results import Minimum
 from .trust_region import descend_many
 
 __all__ = [
-    "ActionMinimum",
     "MinimumCurve",
     "global_minimum",
     "minimum_curve",
@@ -43,25 +43,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # minimisation
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ActionMinimum:
-    """A minimum of the reduced action at one ``P``: the global one (:func:`global_minimum`) or a local one.
-
-    m, q : floats, ``m >= 0``; r2 : transverse weight (``0`` unless "fluct");
-    action : ``S`` at the minimum (nats); test_loss : :func:`predicted_test_loss`;
-    grad_norm : ``|grad S|`` at the returned point (in prior-whitened units).
-    """
-
-    P: float
-    version: str
-    m: float
-    q: float
-    r2: float
-    action: float
-    test_loss: float
-    grad_norm: float
 
 
 @dataclass(frozen=True)
@@ -165,7 +146,7 @@ def _stack(ks: list) -> ActionConstants:
 
 def minimise_many(P_values: Iterable[float], k: ActionConstants | Sequence[ActionConstants], version: str,
                   hints: Sequence[Sequence[Sequence[float]]] | None = None, standard: bool = True) -> list:
-    """Global minimum (:class:`ActionMinimum`) at each ``P`` of ``P_values``: the multi-start search of
+    """Global minimum (:class:`~copylib.theory.results.Minimum`) at each ``P`` of ``P_values``: the multi-start search of
     :func:`global_minimum`, with the starts of all ``P`` descended together.
 
     k : one :class:`ActionConstants`, or a list of them (one per ``P``: several specs in one batch);
@@ -215,18 +196,38 @@ def minimise_many(P_values: Iterable[float], k: ActionConstants | Sequence[Actio
     for kk in {id(kk): kk for kk in ks}.values():  # one call per spec
         mine = np.array([kj is kk for kj in ks])
         loss[mine] = predicted_test_loss(m[mine], q[mine], Pa[mine], spec_of_constants(kk), r2=r2[mine])
-    return [ActionMinimum(P=P_values[i], version=version, m=float(m[i]), q=float(q[i]), r2=float(r2[i]),
-                          action=float(S[i]), test_loss=float(loss[i]), grad_norm=float(gn[i]))
+    share = shares_of(m, q, np.broadcast_to(kP.L, Pa.shape))
+    return [Minimum(P=P_values[i], version=version, action=float(S[i]), order_parameter=float(share[i]),
+                    test_loss=float(loss[i]), coordinates={"m": float(m[i]), "q": float(q[i]), "r2": float(r2[i])},
+                    grad_norm=float(gn[i]))
             for i in range(Pa.size)]
 
 
-def _minimise(P: float, k: ActionConstants, version: str, hint=None) -> ActionMinimum:
+def shares_of(m: np.ndarray, q: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """Copy shares ``(L-1) q/(m + (L-1) q)`` of minima ``(m, q)`` (arrays), 0 at the symmetric point ``m = 0``
+    (elsewhere :func:`~copylib.theory.linear.copy_share`: ``nan`` where ``m + (L-1) q = 0``)."""
+    m, q, L = np.broadcast_arrays(np.asarray(m, dtype=np.float64), np.asarray(q, dtype=np.float64),
+                                  np.asarray(L, dtype=np.float64))
+    g1 = m + (L - 1) * q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(m > 0, np.where(g1 != 0, (L - 1) * q / np.where(g1 != 0, g1, 1.0), np.nan), 0.0)
+
+
+def mqr2(r: Minimum) -> tuple[float, float, float]:
+    """The coordinates ``(m, q, r2)`` of a linear :class:`~copylib.theory.results.Minimum`."""
+    c = r.coordinates
+    return c["m"], c["q"], c["r2"]
+
+
+def _minimise(P: float, k: ActionConstants, version: str, hint=None) -> Minimum:
     return minimise_many([P], k, version, None if hint is None else [[hint]])[0]
 
 
 def global_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
-                   hint: npt.ArrayLike | None = None) -> ActionMinimum:
-    """Global minimiser ``(m*, q*)`` (and ``r2*`` for "fluct") of the reduced action at one ``P``.
+                   hint: npt.ArrayLike | None = None) -> Minimum:
+    """Global minimiser ``(m*, q*)`` (and ``r2*`` for "fluct") of the reduced action at one ``P``, a
+    :class:`~copylib.theory.results.Minimum` with coordinates ``{"m", "q", "r2"}`` (``r2 = 0`` unless
+    "fluct"), the copy share as order parameter (0 at the symmetric point) and ``grad_norm``.
 
     Multi-start trust-region Newton (scipy ``trust-exact`` with the analytic
     Hessian) in prior-whitened coordinates (``m/s_p``, ``q sqrt(L-1)/s_c``, and
@@ -251,7 +252,7 @@ def global_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
     return _minimise(P, action_constants(spec), version, hint)
 
 
-def scan_minima(segments: Sequence[tuple[npt.ArrayLike, ActionConstants, ActionMinimum | None]],
+def scan_minima(segments: Sequence[tuple[npt.ArrayLike, ActionConstants, Minimum | None]],
                 version: str) -> list:
     """Global minima along increasing sample sizes, for several segments ``(Ps, k, before)`` at once.
 
@@ -267,7 +268,7 @@ def scan_minima(segments: Sequence[tuple[npt.ArrayLike, ActionConstants, ActionM
     for (_, _, before), lo, hi in zip(segments, bounds[:-1], bounds[1:]):
         first = flat[lo:hi]
         for a, b in zip([before] + first[:-1], first[1:] + [None]):
-            hints.append([(r.m, r.q, r.r2) for r in (a, b) if r is not None and r.m > 0])
+            hints.append([mqr2(r) for r in (a, b) if r is not None and r.coordinates["m"] > 0])
     redo = [j for j, h in enumerate(hints) if h]
     out = list(flat)
     if redo:
@@ -294,10 +295,9 @@ def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean
     out = [None] * Pg.size
     for j, r in enumerate(scan_minima([(Pg[order], k, None)], version)[0]):
         out[order[j]] = r
-    m = np.array([r.m for r in out])
-    q = np.array([r.q for r in out])
+    m, q, r2 = np.array([mqr2(r) for r in out]).T
     return MinimumCurve(
-        P=Pg.copy(), version=version, m=m, q=q, r2=np.array([r.r2 for r in out]),
+        P=Pg.copy(), version=version, m=m, q=q, r2=r2,
         action=np.array([r.action for r in out]), test_loss=np.array([r.test_loss for r in out]),
         copy_share=copy_share(m, q, k.L),
     )

@@ -19,11 +19,10 @@ from .linear_action import (
     ActionConstants,
     action_constants,
     check_linear_spec,
-    copy_share,
     origin_hessian,
     reduced_action,
 )
-from .linear_minima import ActionMinimum, global_minimum, minimise_many, scan_minima
+from .linear_minima import global_minimum, minimise_many, mqr2, scan_minima
 
 __all__ = [
     "p1_analytic",
@@ -253,15 +252,15 @@ def p1_numerical(spec: ModelSpec, version: str = "mean_field") -> float:
     a, b = _first_instability(f, 8, version, vectorised=False)
     P1 = optimize.brentq(f, a, b, xtol=1e-13 * b, rtol=1e-14)
     below = global_minimum(P1 * (1 - 1e-3), spec, version)
-    if below.m == 0.0:
+    if below.coordinates["m"] == 0.0:
         return float(P1)
     # first-order case: the minimum jumps before the spinodal
     lo, hi = P1 / 100, P1 * (1 - 1e-3)
-    if global_minimum(lo, spec, version).m > 0:
+    if global_minimum(lo, spec, version).coordinates["m"] > 0:
         raise ArithmeticError("m* > 0 already at P1/100: cannot bracket the jump")
     while hi / lo - 1 > 1e-6:
         mid = math.sqrt(lo * hi)
-        if global_minimum(mid, spec, version).m > 0:
+        if global_minimum(mid, spec, version).coordinates["m"] > 0:
             hi = mid
         else:
             lo = mid
@@ -419,7 +418,7 @@ def _p2_scan(ks, P1s, version: str) -> list:
             break
         mins = scan_minima([(grids[i][start:start + _P2_CHUNK], ks[i], before[i]) for i in todo], version)
         for i, mi in zip(todo, mins):
-            above = np.flatnonzero(np.array([_share(r, ks[i].L) for r in mi]) >= 0.5)
+            above = np.flatnonzero(np.array([r.order_parameter for r in mi]) >= 0.5)
             if not above.size:
                 before[i] = mi[-1]
             elif start + above[0] == 0:
@@ -441,14 +440,14 @@ def _p2_many(ks, P1s, version: str, rtol: float) -> list:
     todo = [i for i, b in enumerate(brackets) if not isinstance(b, ArithmeticError)]
     lo = {i: brackets[i][0] for i in todo}
     hi = {i: brackets[i][1] for i in todo}
-    hint = {i: (r.m, r.q, r.r2) if r.m > 0 else None for i in todo for r in [brackets[i][2]]}
+    hint = {i: mqr2(r) if r.coordinates["m"] > 0 else None for i in todo for r in [brackets[i][2]]}
     while todo := [i for i in todo if hi[i] - lo[i] > rtol * lo[i]]:
         Ps = {i: np.geomspace(lo[i], hi[i], _P2_SPLIT + 2)[1:-1] for i in todo}
         mins = minimise_many(np.concatenate([Ps[i] for i in todo]), [ks[i] for i in todo for _ in range(_P2_SPLIT)],
                               version, [[hint[i]] if hint[i] else [] for i in todo for _ in range(_P2_SPLIT)])
         for n, i in enumerate(todo):
             mi = mins[n * _P2_SPLIT:(n + 1) * _P2_SPLIT]
-            up = np.flatnonzero(np.array([_share(r, ks[i].L) for r in mi]) >= 0.5)
+            up = np.flatnonzero(np.array([r.order_parameter for r in mi]) >= 0.5)
             j = up[0] if up.size else _P2_SPLIT
             lo[i], hi[i] = (float(Ps[i][j - 1]) if j else lo[i]), (float(Ps[i][j]) if j < _P2_SPLIT else hi[i])
     return [b if isinstance(b, ArithmeticError) else 0.5 * (lo[i] + hi[i]) for i, b in enumerate(brackets)]
@@ -456,10 +455,5 @@ def _p2_many(ks, P1s, version: str, rtol: float) -> list:
 
 _P2_CHUNK = 16  # scan points of P2 minimised together (two decades)
 _P2_SPLIT = 15  # interior points per multisection step of P2 (the bracket shrinks 16-fold)
-
-
-def _share(r: ActionMinimum, L: int) -> float:
-    """Copy share of a minimum, 0 at the symmetric point."""
-    return float(copy_share(r.m, r.q, L)) if r.m > 0 else 0.0
 
 

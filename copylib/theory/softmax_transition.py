@@ -19,6 +19,7 @@ from scipy.optimize.elementwise import find_root
 from ..arguments import check_int, check_P, check_P_range, check_positive, check_version
 from ..model.network import ModelSpec
 from .reduced_action import downward_crossings, grid_minimum_points, inflection_pair, upward_crossings
+from .results import FirstOrderPoint, Minimum, Spinodals
 from .softmax_action import (
     DEFAULT_DELTA_MAX,
     DEFAULT_N_GRID,
@@ -34,9 +35,7 @@ from .softmax_noise import RowNoise, check_softmax_spec, rows_for
 
 __all__ = [
     "local_minima",
-    "Spinodals",
     "spinodals",
-    "FirstOrderPoint",
     "first_order_point",
     "barrier_at_p3",
     "copy_minimum_depth",
@@ -111,8 +110,29 @@ def _minima_many(Ps, spec, version, noise, grid):
     return [(D[who == i], F[who == i]) for i in range(Ps.size)]
 
 
+def _states(D, F, P, spec, version, noise) -> tuple[Minimum, ...]:
+    """The minima at gaps ``D`` (array) with actions ``F`` at one ``P`` as :class:`~copylib.theory.results.Minimum` s (one vectorised
+    evaluation of the copy weights and the test losses)."""
+    D = np.asarray(D, dtype=np.float64)
+    c = np.atleast_1d(copy_weight_of_gap(D, spec, version=version, noise=noise))
+    loss = np.atleast_1d(state_loss(D, P, spec, version=version, noise=noise))
+    return tuple(Minimum(P=P, version=version, action=float(f), order_parameter=float(ci), test_loss=float(li),
+                         coordinates={"Delta": float(d)})
+                 for d, f, ci, li in zip(D.tolist(), np.atleast_1d(F).tolist(), c.tolist(), loss.tolist()))
+
+
+def _checked_minima(P, spec, version, noise, Delta_max=DEFAULT_DELTA_MAX, n_grid=DEFAULT_N_GRID):
+    """``(P, version, Delta (n,), S (n,))`` of the local minima, the arguments checked."""
+    spec = check_softmax_spec(spec)
+    version = check_version(version, VERSIONS)
+    P = check_positive("P", P)
+    rows_for(version, spec, noise)
+    D, F = _minima(P, spec, version, noise, DeltaGrid(Delta_max, n_grid, spec, version, noise))
+    return spec, P, version, D, F
+
+
 def local_minima(P: float, spec: ModelSpec, version: str = "mean_field", *, noise: RowNoise | None = None,
-                 Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID) -> tuple[np.ndarray, np.ndarray]:
+                 Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID) -> tuple[Minimum, ...]:
     """All local minima of ``S(Delta; P)`` over ``Delta in [0, Delta_max]``.
 
     ``S'`` is evaluated on a uniform grid of ``n_grid`` points; each sign change
@@ -129,13 +149,13 @@ def local_minima(P: float, spec: ModelSpec, version: str = "mean_field", *, nois
 
     Returns
     -------
-    Delta, S : arrays ``(n_minima,)`` sorted by ``Delta``.
+    tuple of :class:`~copylib.theory.results.Minimum`, sorted by ``Delta``: coordinates ``{"Delta"}``,
+    the copy weight ``c`` (:func:`copy_weight_of_gap`) as order parameter, the test loss of the state
+    (:func:`state_loss`); ``grad_norm`` is ``None`` (each minimum is a root of ``S'`` refined to
+    machine precision).
     """
-    spec = check_softmax_spec(spec)
-    version = check_version(version, VERSIONS)
-    P = check_positive("P", P)
-    rows_for(version, spec, noise)
-    return _minima(P, spec, version, noise, DeltaGrid(Delta_max, n_grid, spec, version, noise))
+    spec, P, version, D, F = _checked_minima(P, spec, version, noise, Delta_max, n_grid)
+    return _states(D, F, P, spec, version, noise)
 
 
 def _inflections(P, spec, version, noise, grid):
@@ -158,22 +178,6 @@ def _state(P, spec, version, noise, grid):
     if infl is None:
         return None
     return _fprime(infl[0], P, spec, version, noise), _fprime(infl[1], P, spec, version, noise)
-
-
-@dataclass(frozen=True)
-class Spinodals:
-    """Limits of the coexistence of the pooling and copy minima.
-
-    * P_lower : the copy (upper, large-``Delta``) minimum appears for ``P > P_lower``.
-    * P_upper : the pooling (lower, small-``Delta``) minimum disappears for ``P > P_upper``.
-    * Delta_lower, Delta_upper : the gap where the marginal minimum is born / dies
-      (there ``S' = S'' = 0``).
-    """
-
-    P_lower: float
-    P_upper: float
-    Delta_lower: float
-    Delta_upper: float
 
 
 def _coexists(st):
@@ -286,30 +290,6 @@ def _default_range(spec):
     return x, 1e4 * spec.L * (1 + math.log(spec.L)) ** 2 * x
 
 
-@dataclass(frozen=True)
-class FirstOrderPoint:
-    """The first-order point ``P3`` where the pooling and copy minima have equal action.
-
-    * P3 : float
-    * Delta, copy_weight, test_loss : tuples ``(pooling, copy)``: the two coexisting
-      states at ``P3`` (gap, copy weight ``c``, test loss with the plug-in readout).
-    * action : float, the common value of ``S`` at ``P3``.
-    * spinodals : :class:`Spinodals`.
-    """
-
-    P3: float
-    Delta: tuple
-    copy_weight: tuple
-    test_loss: tuple
-    action: float
-    spinodals: Spinodals
-
-    @property
-    def jump(self) -> dict:
-        """Changes copy - pooling of ``Delta``, ``copy_weight`` and ``test_loss`` across ``P3``."""
-        return {k: getattr(self, k)[1] - getattr(self, k)[0] for k in ("Delta", "copy_weight", "test_loss")}
-
-
 def _branches(P, spec, version, noise, grid):
     mins, F = _minima(P, spec, version, noise, grid)
     if mins.size < 2:
@@ -327,6 +307,11 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: Ro
     the lower spinodal and negative at the upper one (``d(S_copy - S_pool)/dP <
     0``: more data favour copying), so the root is unique. Arguments as
     :func:`spinodals`.
+
+    Returns a :class:`~copylib.theory.results.FirstOrderPoint`: ``pooling`` and ``copy`` the two minima at
+    ``P3`` (as :func:`local_minima` reports them), ``spinodals``, ``jump`` the change of the copy weight;
+    ``first_order`` and ``two_minima`` are True (both minima exist between the spinodals); ``P2``,
+    ``rel_width``, ``delta_action`` and ``slope`` are ``None`` (linear attention's bisection diagnostics).
     """
     spec = check_softmax_spec(spec)
     version = check_version(version, VERSIONS)
@@ -354,13 +339,9 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, noise: Ro
         raise RuntimeError("could not bracket P3 between the spinodals")
     P3 = brentq(diff, a, b, xtol=1e-13 * b, rtol=1e-15)
     (Dp, Fp), (Dc, Fc) = _branches(P3, spec, version, noise, grid)
-    Ds = np.array([Dp, Dc])
-    c = copy_weight_of_gap(Ds, spec, version=version, noise=noise)
-    loss = state_loss(Ds, P3, spec, version=version, noise=noise)
-    return FirstOrderPoint(
-        P3=P3, Delta=(Dp, Dc), copy_weight=(float(c[0]), float(c[1])),
-        test_loss=(float(loss[0]), float(loss[1])), action=0.5 * (Fp + Fc), spinodals=sp,
-    )
+    pooling, copy = _states(np.array([Dp, Dc]), np.array([Fp, Fc]), P3, spec, version, noise)
+    return FirstOrderPoint(P3=P3, version=version, pooling=pooling, copy=copy, first_order=True, two_minima=True,
+                           spinodals=sp)
 
 
 def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_field", *,
@@ -377,8 +358,10 @@ def barrier_at_p3(point: FirstOrderPoint, spec: ModelSpec, version: str = "mean_
     rows_for(version, spec, noise)
     if not isinstance(point, FirstOrderPoint):
         raise ValueError(f"point must be a FirstOrderPoint (from first_order_point), got {type(point).__name__}")
+    if "Delta" not in point.pooling.coordinates:
+        raise ValueError("point must be the first_order_point of a softmax spec (coordinates with a gap 'Delta')")
     n_grid = check_int("n_grid", n_grid, minimum=3)
-    D = np.linspace(point.Delta[0], point.Delta[1], n_grid)
+    D = np.linspace(point.pooling.coordinates["Delta"], point.copy.coordinates["Delta"], n_grid)
     F = reduced_action(D, point.P3, spec, version=version, noise=noise)
     return float(F.max() - F[0])
 
@@ -394,10 +377,8 @@ def copy_minimum_depth(P: float, spec: ModelSpec, version: str = "mean_field", *
     maximum between them). Near the lower spinodal ``S_b ~ delta^(3/2)`` and ``x_+ - x_- ~ delta^(1/2)`` in
     ``delta = P - P_lower``. Raises ``ValueError`` if ``S`` has a single minimum at ``P``.
     """
-    spec = check_softmax_spec(spec)
-    version = check_version(version, VERSIONS)
     n_grid = check_int("n_grid", n_grid, minimum=3)
-    D, F = local_minima(P, spec, version, noise=noise)
+    spec, P, version, D, F = _checked_minima(P, spec, version, noise)
     if D.size < 2:
         raise ValueError(f"P = {P!r}: F has a single minimum (P outside the coexistence window), no barrier")
     x = np.linspace(D[0], D[-1], n_grid)[1:-1]
@@ -414,18 +395,18 @@ def copy_minimum_depth(P: float, spec: ModelSpec, version: str = "mean_field", *
 def local_minimum_copy_weights(P: float, spec: ModelSpec, version: str = "mean_field", *,
                                noise: RowNoise | None = None) -> np.ndarray:
     """Copy weights of all local minima of ``S(Delta; P)`` (the branches at ``P``), ascending in ``Delta``."""
-    D, _ = local_minima(P, spec, version, noise=noise)
+    spec, P, version, D, _ = _checked_minima(P, spec, version, noise)
     return np.asarray(copy_weight_of_gap(D, spec, version=version, noise=noise), dtype=float)
 
 
 def global_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
-                   noise: RowNoise | None = None) -> tuple[float, float]:
-    """``(copy weight, test loss per position)`` of the global minimum of ``S(Delta; P)``."""
-    P = check_positive("P", P)
-    D, F = local_minima(P, spec, version, noise=noise)
-    D = D[np.argmin(F)]
-    return (float(copy_weight_of_gap(D, spec, version=version, noise=noise)),
-            float(state_loss(D, P, spec, version=version, noise=noise)))
+                   noise: RowNoise | None = None) -> Minimum:
+    """The global minimum of ``S(Delta; P)``: the lowest of :func:`local_minima` (the first of equal actions),
+    a :class:`~copylib.theory.results.Minimum` with the copy weight as order parameter and the test loss
+    per position."""
+    spec, P, version, D, F = _checked_minima(P, spec, version, noise)
+    j = int(np.argmin(F))
+    return _states(D[j:j + 1], F[j:j + 1], P, spec, version, noise)[0]
 
 
 @dataclass(frozen=True)

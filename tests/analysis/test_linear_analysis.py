@@ -93,7 +93,7 @@ def test_map_predictions_match_the_action_minimum_and_reject_bad_P():
     pred = map_predictions([3.0, 500.0], SPEC)
     r = lt.global_minimum(500.0, SPEC, "map")
     assert pred.shape == (3, 2)
-    assert np.array_equal(pred[:, 1], [r.m, r.q, r.test_loss])
+    assert np.array_equal(pred[:, 1], [r.coordinates["m"], r.coordinates["q"], r.test_loss])
     with pytest.raises(ValueError, match="P_values"):
         map_predictions([0.0, 3.0], SPEC)
 

@@ -20,6 +20,7 @@ from copylib.analysis import linear as lx
 from copylib.analysis import linear_evidence as lxe
 from copylib.analysis import linear_thresholds as lxt
 from copylib.inference.diagnostics import ZCalibration
+from copylib.theory import linear as lt
 
 from props_helpers import (
     bad_ints,
@@ -164,7 +165,10 @@ def test_smallest_jump_size_valid(version, lo, width):
     r = lxt.smallest_jump_size(version, lo, lo + width, V=2)
     assert r.start == (lo, lo + width) and lo <= r.lo < r.hi <= lo + width and r.hi == r.lo + 1
     assert r.start_valid == bool(not r.start_lo.two_minima and r.start_hi.first_order)
-    assert r.at_hi.L == r.hi and r.start_lo.L == lo and r.start_hi.L == lo + width
+    # each point is first_order_point at its length: its P2 is p2_numerical there (the same call, exactly)
+    for point, L in ((r.at_hi, r.hi), (r.start_lo, lo), (r.start_hi, lo + width)):
+        assert point.version == version
+        assert point.P2 == lt.p2_numerical(cl.ModelSpec(L=L, V=2, kind="linear"), version, rtol=1e-5)
 
 
 @covers(lxt.smallest_jump_size)

@@ -143,7 +143,7 @@ def test_moments_and_z_test_tables_put_samples_next_to_the_theory():
     rng = np.random.default_rng(5)
     s = chain_group_summary(rng.normal(size=(2, 6, 30)), rng.normal(size=(2, 6, 30)))
     th = [SimpleNamespace(rms_m=1.0, q=0.1), SimpleNamespace(rms_m=0.5, q=0.2)]
-    mins = [SimpleNamespace(m=0.0), SimpleNamespace(m=0.3)]
+    mins = [SimpleNamespace(coordinates={"m": 0.0}), SimpleNamespace(coordinates={"m": 0.3})]
     table = moments_table([10, 100], s, {"plug-in": th, "fluct": th, "mean_field": th}, {"fluct": mins, "mean_field": mins})
     assert list(table.index) == [10, 100] and table.loc[100, "mean-field m*"] == 0.3
     assert table.loc[10, "sampled √E m²"] == s.rms_m[0] and table.loc[100, "plug-in (q)"] == 0.2

@@ -87,7 +87,7 @@ def test_moments_and_z_test_tables_valid(seed, n, n_sets):
 
     rng = np.random.default_rng(seed)
     s = chain_group_summary(rng.normal(size=(n, n_sets, 10)), rng.normal(size=(n, n_sets, 10)))
-    th = [SimpleNamespace(rms_m=float(x), q=float(y), m=float(x)) for x, y in rng.uniform(0.1, 1, (n, 2))]
+    th = [SimpleNamespace(rms_m=float(x), q=float(y), coordinates={"m": float(x)}) for x, y in rng.uniform(0.1, 1, (n, 2))]
     P = list(range(1, n + 1))
     table = lxe.moments_table(P, s, {"plug-in": th, "fluct": th, "mean_field": th}, {"fluct": th, "mean_field": th})
     assert table.shape == (n, 10) and list(table.index) == P
@@ -106,7 +106,7 @@ def test_moments_table_invalid(name):
 
     rng = np.random.default_rng(0)
     s = chain_group_summary(rng.normal(size=(2, 4, 6)), rng.normal(size=(2, 4, 6)))
-    th = [SimpleNamespace(rms_m=1.0, q=0.1, m=1.0)] * 2
+    th = [SimpleNamespace(rms_m=1.0, q=0.1, coordinates={"m": 1.0})] * 2
     args = {"P_values": [1, 2], "summary": s, "theories": {"plug-in": th, "fluct": th, "mean_field": th},
             "minima": {"fluct": th, "mean_field": th}}
     args[name] = {"summary": None, "P_values": [1], "theories": {"plug-in": th}, "minima": {}}[name]

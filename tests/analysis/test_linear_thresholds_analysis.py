@@ -57,7 +57,7 @@ def test_posterior_onset_scan_reads_the_plugin_moments_at_multiples_of_P1():
     assert r.P1 == lt.p1_analytic(sp, "fluct")
     assert r.m2[2] == plugin_posterior_moments(r.P1, sp, **grid).var_m
     assert r.K == r.m2[-1] / r.m2[0] and r.rise == r.m2[2] / r.m2[1] - 1
-    assert r.m2_star == lt.global_minimum(4 * r.P1, sp, "fluct").m ** 2
+    assert r.m2_star == lt.global_minimum(4 * r.P1, sp, "fluct").coordinates["m"] ** 2
     assert np.all(np.isfinite(r.share)) and np.all(r.binder <= 2 / 3 + 1e-9)  # E m^4 >= (E m^2)^2
     table = scan.table()
     assert table.shape == (2, 10) and table.loc[(6, 3), "at P1"] == r.m2[2]

@@ -90,9 +90,9 @@ def test_spinodal_expansion_exponents_are_two_point_slopes(r0, ratio, h):
 @budget(10)
 @given(which=st.sampled_from(["spinodals", "rel_P", "h", "dP"]), data=st.data())
 def test_spinodal_expansion_names_a_bad_argument(which, data):
-    from copylib.theory import softmax as theory
+    from copylib.theory.results import Spinodals
     spec = _spec32()
-    args = {"spinodals": theory.Spinodals(300.0, 350.0, 1.5, 0.6)}
+    args = {"spinodals": Spinodals(300.0, 350.0, 1.5, 0.6)}
     args[which] = data.draw({"spinodals": st.sampled_from([None, (300.0, 350.0), 3.0]),
                              "rel_P": st.sampled_from([(1e-3, 1e-4), (0.0, 1e-3), (1e-4,), (1e-4, 2.0)]),
                              "h": st.sampled_from([0.0, -1e-4, math.nan]),

@@ -18,6 +18,7 @@ import copylib as cl
 from copylib.analysis import causal as ca
 from copylib.analysis import softmax as sx
 from copylib.theory import causal as ct
+from copylib.theory.results import FirstOrderPoint, Minimum
 
 from props_helpers import (
     assert_finite,
@@ -95,7 +96,12 @@ def test_actions_valid(spec, version, P, seed):
 @given(spec=copy_specs(L=st.integers(2, 10)), version=st.sampled_from(ct.VERSIONS), P=log_uniform(1.0, 1e4),
        start=st.floats(0.0, 8.0))
 def test_minima_valid(spec, version, P, start):
-    D, F = ct.local_minima(P, spec, version=version)
+    found = ct.local_minima(P, spec, version=version)
+    assert isinstance(found, tuple) and all(isinstance(r, Minimum) and r.test_loss is None for r in found)
+    D, F = np.array([r.coordinates["Delta"] for r in found]), np.array([r.action for r in found])
+    # the order parameter is the mean copy weight of the rows with a target
+    np.testing.assert_allclose([r.order_parameter for r in found],
+                               [ct.row_copy_weights(d, spec).mean() for d in D], rtol=1e-12)
     assert D.ndim == 1 and D.shape == F.shape and D.size >= 1 and (np.diff(D) > 0).all()
     assert_finite(F)
     Dr, Fr = ct.row_gap_minimum(P, spec, start, version=version)
@@ -105,7 +111,7 @@ def test_minima_valid(spec, version, P, start):
     assert Fu <= F.min() + 1e-9 * max(1.0, abs(F.min()))
 
 
-@covers(ct.first_order_point, ct.FirstOrderPoint)
+@covers(ct.first_order_point)
 @budget(5)
 @given(spec=copy_specs(L=st.integers(2, 24), V=st.integers(2, 4)), version=st.sampled_from(ct.VERSIONS))
 def test_uniform_transition_valid(spec, version):
@@ -114,7 +120,9 @@ def test_uniform_transition_valid(spec, version):
     except ValueError as exc:
         assert "coexist" in str(exc)
         return
-    assert t.spinodals.P_lower < t.P3 < t.spinodals.P_upper and t.Delta[0] < t.Delta[1] and t.copy_weight[0] < t.copy_weight[1]
+    assert isinstance(t, FirstOrderPoint) and t.version == version
+    assert t.spinodals.P_lower < t.P3 < t.spinodals.P_upper and t.jump > 0
+    assert t.pooling.coordinates["Delta"] < t.copy.coordinates["Delta"]
 
 
 @covers(ct.row_gap_branches, ct.RowGapBranches)

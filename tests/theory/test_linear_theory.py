@@ -201,11 +201,11 @@ def test_readout_transverse_term_matches_explicit_average():
 def test_minimum_is_stationary_and_global(version, P):
     spec = SPEC
     r = global_minimum(P, spec, version)
-    assert r.m > 0
-    dm, dq = reduced_action_gradient(r.m, r.q, P, spec, version=version)
+    assert r.coordinates["m"] > 0
+    dm, dq = reduced_action_gradient(r.coordinates["m"], r.coordinates["q"], P, spec, version=version)
     scale = abs(r.action) + 1
-    assert abs(float(dm)) * r.m < 1e-8 * scale and abs(float(dq)) * max(r.q, 1e-3) < 1e-8 * scale
-    assert float(reduced_action(r.m, r.q, P, spec, version=version)) == pytest.approx(r.action, rel=1e-10, abs=1e-10)
+    assert abs(float(dm)) * r.coordinates["m"] < 1e-8 * scale and abs(float(dq)) * max(r.coordinates["q"], 1e-3) < 1e-8 * scale
+    assert float(reduced_action(r.coordinates["m"], r.coordinates["q"], P, spec, version=version)) == pytest.approx(r.action, rel=1e-10, abs=1e-10)
     # no grid point is lower (coarse global check)
     mg, qg = np.meshgrid(np.linspace(0, 3, 61), np.linspace(-0.05, 0.3, 71))
     S = reduced_action(mg, qg, P, spec, version=version)
@@ -217,8 +217,8 @@ def test_minimum_curve_matches_pointwise_minima():
     c = minimum_curve(P, SPEC, "mean_field")
     for i, p in enumerate(P):
         r = global_minimum(p, SPEC, "mean_field")
-        assert c.m[i] == pytest.approx(r.m, rel=1e-7, abs=1e-12)
-        assert c.q[i] == pytest.approx(r.q, rel=1e-6, abs=1e-12)
+        assert c.m[i] == pytest.approx(r.coordinates["m"], rel=1e-7, abs=1e-12)
+        assert c.q[i] == pytest.approx(r.coordinates["q"], rel=1e-6, abs=1e-12)
     assert c.m[1] == 0 and np.isnan(c.copy_share[1])
 
 
@@ -231,8 +231,8 @@ def test_minimum_curve_of_all_versions_matches_pointwise_minima(version):
     for i, p in enumerate(P):
         r = global_minimum(p, SPEC, version)
         assert c.action[i] <= r.action + 1e-10 * (1 + abs(r.action))
-        assert c.m[i] == pytest.approx(r.m, rel=1e-6, abs=1e-9)
-        assert c.q[i] == pytest.approx(r.q, rel=1e-6, abs=1e-9)
+        assert c.m[i] == pytest.approx(r.coordinates["m"], rel=1e-6, abs=1e-9)
+        assert c.q[i] == pytest.approx(r.coordinates["q"], rel=1e-6, abs=1e-9)
 
 
 # --------------------------------------------------------------------------
@@ -247,8 +247,8 @@ def test_p1_numerical_equals_exact_analytic(spec, version):
     P1a = p1_analytic(spec, version)
     tol = 1e-6 if version == "mean_field" else 1e-5
     assert P1n == pytest.approx(P1a, rel=tol)
-    assert global_minimum(P1a * (1 - 1e-4), spec, version).m == 0.0
-    assert global_minimum(P1a * (1 + 1e-4), spec, version).m > 0.0
+    assert global_minimum(P1a * (1 - 1e-4), spec, version).coordinates["m"] == 0.0
+    assert global_minimum(P1a * (1 + 1e-4), spec, version).coordinates["m"] > 0.0
 
 
 def test_p1_forms_and_reference_values():
@@ -269,11 +269,11 @@ def test_continuous_onset_with_square_root(version):
     spec = SPEC
     P1 = p1_analytic(spec, version)
     d = np.geomspace(1e-5, 1e-3, 5)
-    m = np.array([global_minimum(P1 * (1 + x), spec, version).m for x in d])
+    m = np.array([global_minimum(P1 * (1 + x), spec, version).coordinates["m"] for x in d])
     slope = np.polyfit(np.log(d), np.log(m), 1)[0]
     assert slope == pytest.approx(0.5, rel=0.1)
     # continuity: m* -> 0 at P1
-    assert m[0] < 0.02 * global_minimum(2 * P1, spec, version).m
+    assert m[0] < 0.02 * global_minimum(2 * P1, spec, version).coordinates["m"]
 
 
 def test_susceptibility():
@@ -299,7 +299,7 @@ def test_p2():
     spec = ModelSpec(L=16, V=4, kind="linear")
     P2 = p2_numerical(spec, rtol=1e-5)
     r = global_minimum(P2, spec)
-    assert float(copy_share(r.m, r.q, spec.L)) == pytest.approx(0.5, abs=1e-3)
+    assert float(copy_share(r.coordinates["m"], r.coordinates["q"], spec.L)) == pytest.approx(0.5, abs=1e-3)
     assert P2 == pytest.approx(p2_analytic(spec), rel=0.2)
 
 
@@ -351,7 +351,8 @@ def test_bad_input_raises_value_error_naming_the_parameter():
 # large L: coexisting minima and the jump of the copy share
 # --------------------------------------------------------------------------
 
-from copylib.theory.linear import FirstOrderPoint, first_order_point, local_minima  # noqa: E402
+from copylib.theory.linear import first_order_point, local_minima  # noqa: E402
+from copylib.theory.results import FirstOrderPoint  # noqa: E402
 
 SPEC_128 = ModelSpec(L=128, V=4, kind="linear")
 
@@ -365,7 +366,7 @@ def test_local_minima_single_at_small_L_across_the_crossover():
         for f in found:  # and it is the global minimum
             g = global_minimum(f[0].P, SPEC, version)
             assert f[0].action == pytest.approx(g.action, rel=1e-12, abs=1e-9)
-            assert copy_share(f[0].m, f[0].q, SPEC.L) == pytest.approx(copy_share(g.m, g.q, SPEC.L), abs=1e-6)
+            assert copy_share(f[0].coordinates["m"], f[0].coordinates["q"], SPEC.L) == pytest.approx(copy_share(g.coordinates["m"], g.coordinates["q"], SPEC.L), abs=1e-6)
 
 
 def test_local_minima_finds_both_minima_at_large_L():
@@ -376,13 +377,13 @@ def test_local_minima_finds_both_minima_at_large_L():
     found = local_minima(P, SPEC_128, "map")
     assert len(found) == 2
     pool, copy = found
-    s = [float(copy_share(r.m, r.q, 128)) for r in found]
+    s = [float(copy_share(r.coordinates["m"], r.coordinates["q"], 128)) for r in found]
     assert s[0] < 0.45 and s[1] > 0.6
     for r in found:
         h = 1e-4
-        dm = np.array([-h, 0, h]) * max(r.m, 1e-3)
-        dq = np.array([-h, 0, h]) * max(abs(r.q), 1e-5)
-        M, Q = np.meshgrid(r.m + dm, r.q + dq, indexing="ij")
+        dm = np.array([-h, 0, h]) * max(r.coordinates["m"], 1e-3)
+        dq = np.array([-h, 0, h]) * max(abs(r.coordinates["q"]), 1e-5)
+        M, Q = np.meshgrid(r.coordinates["m"] + dm, r.coordinates["q"] + dq, indexing="ij")
         S = reduced_action(M, Q, P, SPEC_128, version="map")
         assert S[1, 1] <= S.min() + 1e-9 * abs(S[1, 1])
     g = global_minimum(P, SPEC_128, "map")
@@ -406,12 +407,12 @@ def test_copy_share_jump_first_order_at_large_L():
     # a derivative of the action alone, independent of the branch tracking
     def dS_dlnP(r):
         h = 1e-6
-        S = [reduced_action(r.m, r.q, r.P * f, SPEC_128, version="map") for f in (1 - h, 1 + h)]
+        S = [reduced_action(r.coordinates["m"], r.coordinates["q"], r.P * f, SPEC_128, version="map") for f in (1 - h, 1 + h)]
         return float((S[1] - S[0]) / (math.log(1 + h) - math.log(1 - h)))
-    want = dS_dlnP(j.above) - dS_dlnP(j.below)
+    want = dS_dlnP(j.copy) - dS_dlnP(j.pooling)
     assert j.slope == pytest.approx(want, rel=1e-3)
     # the global minimum on each side is the branch that the jump hands over to
-    assert copy_share(j.below.m, j.below.q, 128) < 0.5 < copy_share(j.above.m, j.above.q, 128)
+    assert copy_share(j.pooling.coordinates["m"], j.pooling.coordinates["q"], 128) < 0.5 < copy_share(j.copy.coordinates["m"], j.copy.coordinates["q"], 128)
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -441,12 +442,12 @@ def _p2_sequential(spec, version, rtol):
     1.01 P1) to the first copy share >= 1/2, then brentq on the share, warm-started from the
     minimum below the crossing (the search p2_numerical made before it was batched)."""
     def share(r):
-        return float(copy_share(r.m, r.q, spec.L)) if r.m > 0 else 0.0
+        return float(copy_share(r.coordinates["m"], r.coordinates["q"], spec.L)) if r.coordinates["m"] > 0 else 0.0
 
     hint, prev = None, None
     for P in p1_analytic(spec, version) * 1.01 * 10 ** (np.arange(80) / 8):
         r = global_minimum(float(P), spec, version, hint=hint)
-        hint = (r.m, r.q, r.r2) if r.m > 0 else None
+        hint = (r.coordinates["m"], r.coordinates["q"], r.coordinates["r2"]) if r.coordinates["m"] > 0 else None
         if share(r) >= 0.5:
             break
         prev, prev_hint = float(P), hint

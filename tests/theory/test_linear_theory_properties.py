@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.theory import linear as lt
 from copylib.theory import linear_action
+from copylib.theory.results import FirstOrderPoint, Minimum
 
 from props_helpers import (
     assert_finite,
@@ -108,7 +109,7 @@ def test_hessian_and_susceptibility_valid(spec, version, P):
     assert (chi[stable] > 0).all()
 
 
-@covers(lt.global_minimum, lt.ActionMinimum)
+@covers(lt.global_minimum)
 @budget(20)
 @given(spec=linear_specs, version=versions, P=log_uniform(1e-1, 1e4), seed=seeds)
 def test_action_minimum_valid(spec, version, P, seed):
@@ -117,16 +118,20 @@ def test_action_minimum_valid(spec, version, P, seed):
 
 
 def _check_minimum(r, P, spec, version, seed):
-    assert isinstance(r, lt.ActionMinimum) and r.P == P and r.version == version
-    for name in ("m", "q", "r2", "action", "test_loss", "grad_norm"):
-        assert isinstance(getattr(r, name), float) and math.isfinite(getattr(r, name)), name
-    assert r.m >= 0 and r.r2 >= 0
+    assert isinstance(r, Minimum) and r.P == P and r.version == version
+    assert set(r.coordinates) == {"m", "q", "r2"}
+    for name, x in [*r.coordinates.items(), *((n, getattr(r, n)) for n in ("action", "test_loss", "grad_norm"))]:
+        assert isinstance(x, float) and math.isfinite(x), name
+    # the order parameter is the copy share, 0 at the symmetric point
+    m, q = r.coordinates["m"], r.coordinates["q"]
+    assert r.order_parameter == (float(lt.copy_share(m, q, spec.L)) if m > 0 else 0.0)
+    assert r.coordinates["m"] >= 0 and r.coordinates["r2"] >= 0
     # global minimum: never above the symmetric point, nor above random probes around both,
     # in prior-whitened units and at the scale of the minimiser (relative rounding 1e-9)
     k = linear_action.action_constants(spec)
     sm, sq = math.sqrt(k.s_p2), math.sqrt(k.s_c2 / (k.L - 1))
     rng = np.random.default_rng(seed)
-    zm, zq = r.m / sm, r.q / sq
+    zm, zq = r.coordinates["m"] / sm, r.coordinates["q"] / sq
     radius = max(abs(zm), abs(zq), 1e-3)
     probes = [(0.0, 0.0)]
     for s in (1e-3, 1e-1, 1.0):
@@ -217,7 +222,7 @@ def test_thresholds_numerical_valid(spec, version):
     except ArithmeticError:
         # documented: no crossover to find when copying dominates from the onset on
         r = lt.global_minimum(1.01 * lt.p1_analytic(spec, version), spec, version)
-        assert lt.copy_share(r.m, r.q, spec.L) >= 0.5
+        assert lt.copy_share(r.coordinates["m"], r.coordinates["q"], spec.L) >= 0.5
         return
     assert math.isfinite(P2) and P2 > P1
 
@@ -395,17 +400,17 @@ def test_local_minima_valid(spec, version, P):
     found = lt.local_minima(P, spec, version)
     assert isinstance(found, list) and len(found) == len(P)
     for Pi, mins in zip(P, found):
-        shares = [float(lt.copy_share(r.m, r.q, spec.L)) for r in mins]
+        shares = [float(lt.copy_share(r.coordinates["m"], r.coordinates["q"], spec.L)) for r in mins]
         # documented: m > 0, q >= 0, ordered by share, distinct by more than sep
-        assert all(r.m > 0 and r.q >= 0 and r.P == Pi for r in mins)
+        assert all(r.coordinates["m"] > 0 and r.coordinates["q"] >= 0 and r.P == Pi for r in mins)
         assert all(b - a > 1e-4 for a, b in zip(shares, shares[1:]))
         # the global minimum, when it is not the origin, is one of them (not beaten by any)
         g = lt.global_minimum(Pi, spec, version)
-        if mins and g.m > 0:
+        if mins and g.coordinates["m"] > 0:
             assert min(r.action for r in mins) >= g.action - 1e-9 * max(1.0, abs(g.action))
 
 
-@covers(lt.first_order_point, lt.FirstOrderPoint)
+@covers(lt.first_order_point)
 @budget(3)
 @given(spec=specs("linear", L=st.integers(8, 24), V=st.integers(3, 5), cyclic=st.just(True)), version=versions)
 def test_copy_share_jump_valid(spec, version):
@@ -413,10 +418,11 @@ def test_copy_share_jump_valid(spec, version):
         j = lt.first_order_point(spec, version, n_scan=9, rtol=1e-8)
     except ArithmeticError:  # documented by p2_numerical: no crossover to locate
         return
-    assert isinstance(j, lt.FirstOrderPoint) and j.L == spec.L and j.version == version
+    assert isinstance(j, FirstOrderPoint) and j.version == version and j.spinodals is None
     assert j.rel_width < 1e-8 and math.isfinite(j.jump)
+    assert j.jump == j.copy.order_parameter - j.pooling.order_parameter
     # the bracket ends carry the global minima on each side
-    assert j.below.P < j.P3 < j.above.P
+    assert j.pooling.P < j.P3 < j.copy.P
     if j.first_order:
         assert j.two_minima and j.delta_action[0] > 0 > j.delta_action[1] and j.slope < 0
     if not j.two_minima:

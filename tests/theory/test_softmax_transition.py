@@ -32,6 +32,16 @@ from copylib.theory.softmax_transition import (
 SPEC = ModelSpec(L=32, V=4)
 
 
+def _DF(minima):
+    """Gaps and actions of a tuple of Minimum (local_minima) as two arrays."""
+    return np.array([r.coordinates["Delta"] for r in minima]), np.array([r.action for r in minima])
+
+
+def _gaps(point):
+    """The ``(pooling, copy)`` gaps of a first-order point."""
+    return np.array([point.pooling.coordinates["Delta"], point.copy.coordinates["Delta"]])
+
+
 @pytest.fixture(scope="module")
 def noise():
     return row_noise(SPEC, np.random.default_rng(0), n_draws=1024)
@@ -45,7 +55,7 @@ def p3_mean_field():
 @pytest.mark.parametrize("version", ["mean_field", "map"])
 def test_minima_are_minima(version):
     for P in (100.0, 345.0, 2000.0):
-        D, F = local_minima(P, SPEC, version)
+        D, F = _DF(local_minima(P, SPEC, version))
         assert D.size >= 1
         h = 1e-5
         for d, f in zip(D, F):
@@ -64,7 +74,7 @@ def test_curve_finds_the_minima_of_action_minima_at_every_P(version, noise):
     P_grid = np.array([5.0, 150.0, 330.0, 341.0, 345.0, 381.0, 700.0, 3000.0])
     curve = minimum_curve(P_grid, SPEC, version, noise=nz)
     for i, P in enumerate(P_grid):
-        D, F = local_minima(P, SPEC, version, noise=nz)
+        D, F = _DF(local_minima(P, SPEC, version, noise=nz))
         assert curve.n_minima[i] == D.size
         assert curve.Delta[i] == pytest.approx(D[np.argmin(F)], abs=1e-12)
         assert curve.action[i] == pytest.approx(F.min(), rel=1e-13)
@@ -77,22 +87,29 @@ def test_branches_equal_at_p3_and_spinodals(p3_mean_field):
     r = p3_mean_field
     sp = r.spinodals
     assert sp.P_lower < r.P3 < sp.P_upper
-    D, F = local_minima(r.P3, SPEC)
+    D, F = _DF(local_minima(r.P3, SPEC))
     assert D.size == 2
     assert abs(F[1] - F[0]) <= 1e-8 * abs(F).max()
-    np.testing.assert_allclose(D, r.Delta, rtol=1e-9)
-    below, above = local_minima(sp.P_lower * (1 - 1e-3), SPEC), local_minima(sp.P_upper * (1 + 1e-3), SPEC)
-    assert below[0].size == 1 and below[0][0] < sp.Delta_lower < r.Delta[1]
-    assert above[0].size == 1 and above[0][0] > r.Delta[1] > sp.Delta_upper
+    np.testing.assert_allclose(D, _gaps(r), rtol=1e-9)
+    below = _DF(local_minima(sp.P_lower * (1 - 1e-3), SPEC))[0]
+    above = _DF(local_minima(sp.P_upper * (1 + 1e-3), SPEC))[0]
+    assert below.size == 1 and below[0] < sp.Delta_lower < _gaps(r)[1]
+    assert above.size == 1 and above[0] > _gaps(r)[1] > sp.Delta_upper
     for P in (sp.P_lower * (1 + 1e-2), sp.P_upper * (1 - 1e-2)):
-        assert local_minima(P, SPEC)[0].size == 2
+        assert len(local_minima(P, SPEC)) == 2
     # at a spinodal the marginal minimum is an inflection point with F' = 0
     for P, d in ((sp.P_lower, sp.Delta_lower), (sp.P_upper, sp.Delta_upper)):
         _, F1, F2 = reduced_action_derivatives(d, P, SPEC)
         assert abs(F1) < 1e-7 and abs(F2) < 1e-6
     # reference value of model.md section 4 (reproduced exactly)
     assert r.P3 == pytest.approx(342.0, abs=0.1)
-    assert r.Delta[0] == pytest.approx(0.33, abs=0.005) and r.Delta[1] == pytest.approx(1.80, abs=0.01)
+    assert _gaps(r)[0] == pytest.approx(0.33, abs=0.005) and _gaps(r)[1] == pytest.approx(1.80, abs=0.01)
+    # the two states at P3 are local_minima's, with their copy weights and losses
+    for state, d, f in zip((r.pooling, r.copy), D, F):
+        assert state.coordinates["Delta"] == d and state.action == f and state.P == r.P3
+        assert state.order_parameter == pytest.approx(float(copy_weight_of_gap(d, SPEC)), rel=1e-14)
+        assert state.test_loss == pytest.approx(float(state_loss(d, r.P3, SPEC)), rel=1e-14)
+    assert r.first_order and r.two_minima and r.P2 is None and r.slope is None
 
 
 def test_jump_is_discontinuous(p3_mean_field):
@@ -100,7 +117,7 @@ def test_jump_is_discontinuous(p3_mean_field):
     c = minimum_curve(np.array([P3 / 1.25, P3 * (1 - 1e-6), P3 * (1 + 1e-6), P3 * 1.25]), SPEC)
     jump = c.copy_weight[2] - c.copy_weight[1]
     assert jump > 0.5 * (c.copy_weight[3] - c.copy_weight[0])
-    assert jump == pytest.approx(p3_mean_field.jump["copy_weight"], rel=1e-4)
+    assert jump == pytest.approx(p3_mean_field.jump, rel=1e-4)
     assert c.test_loss[2] < c.test_loss[1] - 0.3  # the loss drops from ~0.71 to ~0.36
     assert (np.diff(c.copy_weight) > 0).all()
 
@@ -144,7 +161,7 @@ def test_barrier_at_p3_is_the_action_maximum_between_equal_minima(p3_mean_field)
     from copylib.theory.softmax_transition import barrier_at_p3
 
     bar = barrier_at_p3(p3_mean_field, SPEC, "mean_field")
-    D = np.linspace(*p3_mean_field.Delta, 201)
+    D = np.linspace(*_gaps(p3_mean_field), 201)
     F = reduced_action(D, p3_mean_field.P3, SPEC)
     # a coarser grid can only find a lower maximum, by at most the curvature over one fine step
     assert 0 < F.max() - F[0] <= bar + 1e-12
@@ -163,7 +180,7 @@ def test_copy_minimum_depth_at_p3_is_the_barrier_and_vanishes_at_the_spinodal(p3
     # equal minima at P3: the depth below the barrier top is the barrier; the grid maximum of
     # barrier_at_p3 is below the brentq top by at most the curvature over one grid step
     assert B == pytest.approx(barrier_at_p3(r, SPEC, n_grid=20001), rel=1e-6)
-    assert 0 < s < r.Delta[1] - r.Delta[0]
+    assert 0 < s < _gaps(r)[1] - _gaps(r)[0]
     # B ~ delta^(3/2) near the lower spinodal: a quarter of the distance gives an eighth of the depth
     P_lo = r.spinodals.P_lower
     near, nearer = copy_minimum_depth(P_lo * 1.004, SPEC)[0], copy_minimum_depth(P_lo * 1.001, SPEC)[0]
@@ -177,10 +194,12 @@ def test_local_and_global_minimum_states(p3_mean_field):
 
     P_in = 0.5 * (p3_mean_field.P3 + p3_mean_field.spinodals.P_upper)  # two minima, the copy one global
     c_loc = local_minimum_copy_weights(P_in, SPEC)
-    D, F = local_minima(P_in, SPEC)
+    D, F = _DF(local_minima(P_in, SPEC))
     assert c_loc.size == 2 and np.all(np.diff(c_loc) > 0)
     np.testing.assert_allclose(c_loc, copy_weight_of_gap(D, SPEC), rtol=1e-12)
-    c_glob, loss_glob = global_minimum(P_in, SPEC)
+    g = global_minimum(P_in, SPEC)
+    c_glob, loss_glob = g.order_parameter, g.test_loss
+    assert g.coordinates["Delta"] == D[np.argmin(F)] and g.action == F.min() and g.grad_norm is None
     assert c_glob == pytest.approx(c_loc[np.argmin(F)], rel=1e-12) and c_glob == pytest.approx(c_loc[-1])
     assert loss_glob == pytest.approx(float(state_loss(D[-1], P_in, SPEC)), rel=1e-12)
     with pytest.raises(ValueError, match="P"):

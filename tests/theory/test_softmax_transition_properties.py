@@ -15,6 +15,7 @@ import copylib as cl
 from copylib.theory import softmax_action as sa
 from copylib.theory import softmax_noise as sn
 from copylib.theory import softmax_transition as stt
+from copylib.theory.results import FirstOrderPoint, Minimum, Spinodals
 
 from props_helpers import (
     assert_finite,
@@ -37,6 +38,12 @@ softmax_specs = specs("softmax", L=st.integers(2, 16), V=st.integers(2, 5))
 seeds = st.integers(0, 2**32 - 1)
 
 
+def _DF(minima):
+    """Gaps and actions of a tuple of Minimum (local_minima) as two arrays."""
+    assert isinstance(minima, tuple) and all(isinstance(r, Minimum) for r in minima)
+    return np.array([r.coordinates["Delta"] for r in minima]), np.array([r.action for r in minima])
+
+
 def _noise(spec, version, seed, n_draws=64):
     return sn.row_noise(spec, np.random.default_rng(seed), n_draws=n_draws) if version == "fluct" else None
 
@@ -46,7 +53,7 @@ def _noise(spec, version, seed, n_draws=64):
 @given(spec=softmax_specs, version=versions, P=log_uniform(1e-1, 1e5), seed=seeds)
 def test_action_minima_valid(spec, version, P, seed):
     noise = _noise(spec, version, seed)
-    D, F = stt.local_minima(P, spec, version, noise=noise, Delta_max=20.0, n_grid=401)
+    D, F = _DF(stt.local_minima(P, spec, version, noise=noise, Delta_max=20.0, n_grid=401))
     assert D.ndim == 1 and D.shape == F.shape and D.size >= 1
     assert_finite(D)
     assert_finite(F)
@@ -58,7 +65,7 @@ def test_action_minima_valid(spec, version, P, seed):
     assert (F2[interior] >= -1e-8 * (1 + np.abs(F0[interior]))).all()
 
 
-@covers(stt.spinodals, stt.first_order_point, stt.Spinodals, stt.FirstOrderPoint)
+@covers(stt.spinodals, stt.first_order_point)
 @budget(4)
 @given(L=st.integers(32, 48), V=st.integers(2, 5), version=st.sampled_from(["mean_field", "map", "energy"]))
 def test_first_order_point_valid(L, V, version):
@@ -68,14 +75,16 @@ def test_first_order_point_valid(L, V, version):
     spec = cl.ModelSpec(L=L, V=V)
     r = stt.first_order_point(spec, version, n_scan=200, n_grid=801)
     sp = r.spinodals
-    assert isinstance(r, stt.FirstOrderPoint) and isinstance(sp, stt.Spinodals)
+    assert isinstance(r, FirstOrderPoint) and isinstance(sp, Spinodals) and r.version == version
     assert 0 < sp.P_lower < r.P3 < sp.P_upper < math.inf
-    assert r.Delta[0] < r.Delta[1] and r.copy_weight[0] < r.copy_weight[1]
-    for x in (r.action, *r.Delta, *r.copy_weight, *r.test_loss, sp.Delta_lower, sp.Delta_upper):
+    gaps = np.array([r.pooling.coordinates["Delta"], r.copy.coordinates["Delta"]])
+    assert gaps[0] < gaps[1] and r.pooling.order_parameter < r.copy.order_parameter
+    for x in (r.pooling.action, r.copy.action, *gaps, r.pooling.test_loss, r.copy.test_loss, sp.Delta_lower,
+              sp.Delta_upper):
         assert math.isfinite(x)
-    assert r.jump["copy_weight"] > 0
+    assert r.jump > 0 and r.pooling.P == r.copy.P == r.P3
     # the two branches have equal action at P3
-    F = sa.reduced_action(np.array(r.Delta), r.P3, spec, version=version)
+    F = sa.reduced_action(gaps, r.P3, spec, version=version)
     assert F[0] == pytest.approx(F[1], rel=1e-9, abs=1e-9)
 
 
@@ -124,7 +133,7 @@ def test_leading_order_invalid(data):
 @given(spec=extreme_specs("softmax"), version=versions, P=log_uniform(1e-3, 1e6), seed=seeds)
 def test_softmax_minima_extreme_scales(spec, version, P, seed):
     noise = _noise(spec, version, seed, n_draws=16)
-    D, F = stt.local_minima(P, spec, version, noise=noise, n_grid=201)
+    D, F = _DF(stt.local_minima(P, spec, version, noise=noise, n_grid=201))
     assert D.size >= 1
     assert_finite(D)
     assert_finite(F)
@@ -162,8 +171,9 @@ def test_chapter_minima_and_barrier_valid(P, n_grid, version):
     assert math.isfinite(bar) and bar >= -1e-8
     c = stt.local_minimum_copy_weights(P, CHAPTER, version)
     assert c.ndim == 1 and 1 <= c.size <= 2 and ((c > 0) & (c < 1)).all() and (np.diff(c) > 0).all()
-    c_glob, loss = stt.global_minimum(P, CHAPTER, version)
-    assert c_glob in c and math.isfinite(loss) and loss > 0
+    g = stt.global_minimum(P, CHAPTER, version)
+    c_glob, loss = g.order_parameter, g.test_loss
+    assert isinstance(g, Minimum) and c_glob in c and math.isfinite(loss) and loss > 0
     with raises_naming("n_grid"):
         stt.barrier_at_p3(point, CHAPTER, version, n_grid=2)
     with raises_naming("point"):
@@ -186,7 +196,7 @@ def test_copy_minimum_depth_inside_the_coexistence_window(frac, version):
     sp = _chapter_point(version).spinodals
     P = sp.P_lower + frac * (sp.P_upper - sp.P_lower)
     B, s = stt.copy_minimum_depth(P, CHAPTER, version)
-    D, F = stt.local_minima(P, CHAPTER, version)
+    D, F = _DF(stt.local_minima(P, CHAPTER, version))
     # the top lies between the two minima and above both (1e-12: rounding of F)
     assert 0 < s < D[-1] - D[0] and B > 0 and B + F[-1] >= F[0] - 1e-12
     with raises_naming("n_grid"):
