@@ -15,6 +15,10 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+__all__ = ["as_finite_array", "as_paired_arrays", "as_real_array", "check_bool", "check_finite",
+           "check_generator", "check_int", "check_P", "check_P_range", "check_P_values", "check_positive",
+           "check_shape", "check_version"]
+
 
 def check_int(name: str, value: object, minimum: int) -> int:
     """Return ``value`` as ``int`` if it is an integer >= ``minimum``."""

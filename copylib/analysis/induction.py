@@ -3,7 +3,7 @@
 * :func:`induction_sweep` -- MAP training (Adam) of the two-layer network of
   :mod:`copylib.model.induction` for every pair (seed, ``P``), all runs in one batch;
   the data sets of one seed are nested, so ``P`` is the only thing that changes along a row;
-* :func:`sample_induction_posterior` -- MALA on the full posterior ``exp(-U(g, K, W))``
+* ``_sample_induction_posterior`` -- MALA on the full posterior ``exp(-U(g, K, W))``
   (:func:`copylib.inference.langevin.langevin`), chains at several ``P`` at once;
 * :func:`sample_induction_tempering` -- replica exchange over a likelihood-temperature ladder with
   MALA moves (:func:`copylib.inference.tempering.parallel_tempering`), which crosses between the
@@ -55,7 +55,7 @@ from ..model.task import one_hot
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
+__all__ = ["InductionSweep", "induction_sweep",
            "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states",
            "MapFromStates", "map_from_states"]
 
@@ -241,7 +241,7 @@ def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random
 
 
 @dataclass
-class InductionSampling:
+class _InductionSampling:
     """MALA chains of the two-layer posterior: ``P (n_P,)``; per chain ``(n_P, n_chains, n_kept)``
     draws of the layer-1 copy weight ``c1`` and of the layer-2 induction score ``score`` (on the
     chain's training data); ``accept_rate (n_P, n_chains)``."""
@@ -252,9 +252,9 @@ class InductionSampling:
     accept_rate: np.ndarray
 
 
-def sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *,
+def _sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *,
                                n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 10,
-                               init: dict | None = None, cache: bool = False) -> InductionSampling:
+                               init: dict | None = None, cache: bool = False) -> _InductionSampling:
     """MALA on ``exp(-U(g, K, W))`` at every ``P`` (nested data from one draw of ``rng``).
 
     Chains start from prior draws, or with ``init`` (``{"g": (n_P, L, L), "K": (n_P, V, V),
@@ -280,7 +280,7 @@ def sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng
 
     params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "seed": seed, "init": init,
               "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup, "thin": thin}
-    return _result(compute, params, "induction_posterior", cache, InductionSampling)
+    return _result(compute, params, "induction_posterior", cache, _InductionSampling)
 
 
 def _check_init(init, n_P, spec):

@@ -12,7 +12,7 @@ The observables at the book's thresholds: :func:`linear_copy_observables` (copy
 share of the plug-in posterior means of linear attention and the posterior
 variance of the copy amplitude) and :func:`softmax_copy_observables` (mean and
 variance of the softmax copy weight under its plug-in marginal);
-:func:`copy_share_of_chains` is the copy share of sampled chains with its error.
+``_copy_share_of_chains`` is the copy share of sampled chains with its error.
 
 What the forecasting chapter computes from them: :func:`window_forecasts` (both
 forecasters on windows of observations below a threshold),
@@ -47,7 +47,7 @@ from ..theory.softmax_marginal import (
 from .softmax import basin_mean
 
 __all__ = ["Forecast", "power_law_forecast", "susceptibility_forecast", "linear_copy_observables",
-           "softmax_copy_observables", "copy_share_of_chains", "WindowForecasts", "window_forecasts",
+           "softmax_copy_observables", "WindowForecasts", "window_forecasts",
            "FiniteSizeForecast", "finite_size_forecast", "SampledObservable", "sampled_copy_observable",
            "SampledVariance", "sampled_variance"]
 
@@ -148,7 +148,7 @@ def softmax_copy_observables(P: float, spec: ModelSpec, cumulants: RowCumulants)
     return float(marginal.mean()), float(marginal.var())
 
 
-def copy_share_of_chains(Q: npt.ArrayLike, M: npt.ArrayLike) -> tuple[float, float]:
+def _copy_share_of_chains(Q: npt.ArrayLike, M: npt.ArrayLike) -> tuple[float, float]:
     """Copy share ``Q/(M + Q)`` of the means over chains, with its standard error.
 
     Q, M : arrays ``(n_chains,)``, ``n_chains >= 2``, finite, one value per chain:
@@ -318,7 +318,7 @@ def sampled_copy_observable(observable: str, samples: Mapping[str, np.ndarray], 
     Parameters
     ----------
     observable : ``"copy_share"`` or ``"copy_weight"``
-        ``"copy_share"`` (linear attention): the copy share of the chain means (:func:`copy_share_of_chains`, from
+        ``"copy_share"`` (linear attention): the copy share of the chain means (``_copy_share_of_chains``, from
         ``samples["m"]`` and ``samples["q"]``); ``"copy_weight"`` (softmax attention): the mean copy weight
         (``samples["c"]``) with its jackknife error over chains
         (:func:`copylib.analysis.softmax.basin_mean`).
@@ -352,7 +352,7 @@ def sampled_copy_observable(observable: str, samples: Mapping[str, np.ndarray], 
             if m.shape[0] != n_chains:
                 raise ValueError(f"samples must hold n_chains = {n_chains} chains per sample size")
             # the share of the pooled per-chain means, with its s.e. by the delta method over chains
-            sampled, se_ = copy_share_of_chains((L - 1) * (q * np.sign(m)).mean(-1), np.abs(m).mean(-1))
+            sampled, se_ = _copy_share_of_chains((L - 1) * (q * np.sign(m)).mean(-1), np.abs(m).mean(-1))
         else:
             c = np.asarray(samples["c"][sl])
             if c.shape[0] != n_chains:

@@ -20,6 +20,9 @@ import numpy.typing as npt
 
 from ..arguments import as_real_array, check_finite, check_int
 
+__all__ = ["geometric_grid", "half_way_point", "largest_drop", "refine_largest_drop", "RefinementSummary",
+           "steepest_rise", "step_concentration", "summarise_refinement"]
+
 
 def geometric_grid(P_min: int, P_max: int, n: int) -> np.ndarray:
     """``n`` sample sizes spaced evenly in ``ln P`` from ``P_min`` to ``P_max``, rounded to integers.

@@ -39,6 +39,9 @@ from ..model.statistics import cooccurrence
 from ..model.task import copy_task
 from ..posterior.targets import JointPosterior, map_objective
 
+__all__ = ["lowest_objective", "map_sweep", "nested_cooccurrence", "SweepResult", "train_map",
+           "TrainingResult"]
+
 
 @dataclass(frozen=True)
 class TrainingResult:

@@ -28,6 +28,9 @@ from ..arguments import as_real_array, check_finite, check_int, check_positive, 
 from ..model.attention import attention_kind
 from ..model.task import shift_matrix
 
+__all__ = ["attention", "attention_logits", "check_spec", "from_torch", "ModelSpec", "network_output",
+           "prior_energy", "to_torch"]
+
 
 @dataclass(frozen=True)
 class ModelSpec:
