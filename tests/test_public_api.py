@@ -60,7 +60,6 @@ SHARED_INTERNALS: dict[str, str] = {
     "copylib.theory.softmax_action.action_parts": _SOFTMAX,
     "copylib.theory.softmax_action.DeltaGrid": _SOFTMAX,
     "copylib.theory.softmax_cumulants.check_marginal_spec": _MARGINAL,
-    "copylib.theory.softmax_cumulants.check_grid": _MARGINAL,
     "copylib.theory.softmax_cumulants.check_cumulants": _MARGINAL,
     "copylib.theory.softmax_marginal_branches.potential_minima": _MARGINAL,
     "copylib.theory.softmax_marginal_density.EDGE_NATS": _MARGINAL,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from ..arguments import as_real_array, check_finite
+from ..arguments import as_real_array, check_finite, check_instance
 from .induction import InductionSweep
 from .transitions import half_way_point
 
@@ -210,8 +210,7 @@ def formation_steps(sweep: InductionSweep) -> FormationSteps:
     -------
     FormationSteps
     """
-    if not isinstance(sweep, InductionSweep):
-        raise TypeError(f"sweep must be an InductionSweep, got {type(sweep).__name__}")
+    check_instance("sweep", sweep, InductionSweep)
     above = sweep.c1.mean(0) > 0.5 * (sweep.c1.max() + sweep.c1.min())
     if not above.any():
         raise ValueError("sweep has no P above the middle of its copy-weight range")

@@ -18,7 +18,7 @@ import numpy.typing as npt
 import torch
 from scipy import stats
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..arguments import as_real_array, check_finite, check_instance, check_int, check_positive
 from ..inference.diagnostics import chain_diagnostics, split_rhat
 from ..inference.posterior_sampling import sample_collapsed_posterior
 from ..model.induction import InductionSpec, layer1_copy_weight
@@ -233,8 +233,7 @@ def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int 
     -------
     InductionSwitch
     """
-    if not isinstance(states, InductionStates):
-        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    check_instance("states", states, InductionStates)
     n_grid, n_bins = check_int("n_grid", n_grid, 2), check_int("n_bins", n_bins, 2)
     P = float(states.P)
     P_eff = np.geomspace(P * states.betas[1], P, n_grid)
@@ -305,8 +304,7 @@ def ladder_diagnostics(states: InductionStates) -> LadderDiagnostics:
     -------
     LadderDiagnostics
     """
-    if not isinstance(states, InductionStates):
-        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    check_instance("states", states, InductionStates)
     x = np.stack([states.c1, states.u_data], -1)  # (region, K, chains, draws, observable)
     diag = [[chain_diagnostics(x[r, k]) for k in range(x.shape[1])] for r in range(2)]
     field = {name: np.array([[getattr(d, name) for d in row] for row in diag])
@@ -355,10 +353,8 @@ def one_layer_switch(states: InductionStates, spec: InductionSpec, P_eff: npt.Ar
     -------
     OneLayerSwitch
     """
-    if not isinstance(states, InductionStates):
-        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
-    if not isinstance(spec, InductionSpec):
-        raise TypeError(f"spec must be an InductionSpec, got {type(spec).__name__}")
+    check_instance("states", states, InductionStates)
+    check_instance("spec", spec, InductionSpec)
     P = float(states.P)
     P_eff = as_real_array("P_eff", P_eff)
     check_finite("P_eff", P_eff)

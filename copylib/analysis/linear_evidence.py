@@ -30,7 +30,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..arguments import as_real_array, check_finite, check_instance, check_int, check_positive
 from ..inference.diagnostics import DatasetDiagnostics, ZCalibration, dataset_chain_diagnostics, studentized_z_null
 from .linear import GroupSummary
 
@@ -140,8 +140,7 @@ def z_correlation(summary: GroupSummary, exact_m: npt.ArrayLike) -> np.ndarray:
     summary : GroupSummary; exact_m : bool ``(n_groups,)``, the groups whose ``z_m`` is in the table.
     Returns an ``(n, n)`` array, ``n = exact_m.sum() + n_groups``.
     """
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, GroupSummary)
     exact_m = np.asarray(exact_m)
     G = summary.m2_sets.shape[0]
     if exact_m.dtype != bool or exact_m.shape != (G,):
@@ -223,8 +222,7 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
     -------
     PluginZTest
     """
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, GroupSummary)
     P = as_real_array("P_values", P_values)
     if P.ndim != 1 or P.size != summary.rms_m.size or not np.all(np.isfinite(P) & (P > 0)):
         raise ValueError(f"P_values must be {summary.rms_m.size} finite values > 0, one per group, got {P_values!r}")
@@ -405,8 +403,7 @@ def family_false_alarm(n_sets: int, n_tests: int, *, threshold: float = 4.0) -> 
 
 def _P_index(P_values, summary) -> pd.Index:
     """The rows of a table of ``summary``: its sample sizes, one per group (both arguments checked)."""
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, GroupSummary)
     n = summary.rms_m.size
     P = as_real_array("P_values", P_values)
     if P.ndim != 1 or P.size != n:
@@ -466,8 +463,7 @@ def z_test_table(P_values: npt.ArrayLike, summary: GroupSummary, moments: Sequen
     pandas.DataFrame
     """
     index = _P_index(P_values, summary)
-    if not isinstance(test, PluginZTest):
-        raise TypeError(f"test must be a PluginZTest, got {type(test).__name__}")
+    check_instance("test", test, PluginZTest)
     if len(moments) != index.size or test.z_m.size != index.size:
         raise ValueError(f"moments and test must have one entry per P ({index.size})")
     return pd.DataFrame({"sampled √E m²": summary.rms_m, "s.e.": summary.rms_m_se, "plug-in": [t.rms_m for t in moments],

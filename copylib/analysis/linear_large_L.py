@@ -28,7 +28,7 @@ import numpy.typing as npt
 import pandas as pd
 import torch
 
-from ..arguments import as_real_array, check_finite, check_int
+from ..arguments import as_real_array, check_finite, check_grid, check_int
 from ..inference.diagnostics import dataset_chain_diagnostics
 from ..inference.posterior_sampling import sample_collapsed_posterior
 from ..model.network import ModelSpec, check_spec
@@ -275,9 +275,7 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
        and of ``|m|``.
     """
     L, V = check_int("L", L, 4), check_int("V", V, 2)
-    f = as_real_array("P_over_P2", P_over_P2)
-    if f.ndim != 1 or f.size < 1 or not (np.isfinite(f) & (f > 0)).all() or not (np.diff(f) > 0).all():
-        raise ValueError(f"P_over_P2 must be positive, finite and increasing, got {f}")
+    f = check_grid("P_over_P2", P_over_P2, positive=True, increasing=True)
     n_data, n_steps = check_int("n_data", n_data, 2), check_int("n_steps", n_steps, 1)
     spec = ModelSpec(L=L, V=V, kind="linear")
     P2 = first_order_point(spec, "fluct").P2

@@ -33,7 +33,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..arguments import as_paired_arrays, as_real_array, check_finite, check_generator, check_int, check_positive
+from ..arguments import (
+    as_paired_arrays,
+    as_real_array,
+    check_finite,
+    check_generator,
+    check_grid,
+    check_int,
+    check_positive,
+)
 from ..model.network import ModelSpec
 from ..theory.linear import copy_share
 from ..theory.linear_marginal import plugin_posterior_moments
@@ -277,10 +285,7 @@ def finite_size_forecast(L: int, V: int, window: npt.ArrayLike, rng: np.random.G
     """
     check_generator("rng", rng)
     rel_step = check_positive("rel_step", rel_step)
-    window = as_real_array("window", window)
-    check_finite("window", window)
-    if window.ndim != 1 or window.size < 2 or np.any(window <= 0) or np.any(np.diff(window) <= 0):
-        raise ValueError(f"window must be >= 2 increasing fractions > 0, got {window!r}")
+    window = check_grid("window", window, n_min=2, positive=True, increasing=True)
     spec = ModelSpec(L=L, V=V, kind="softmax")
     cum = row_cumulants(spec, rng, **cumulant_kwargs)
     row = finite_size_row(spec, cum, P_range=P_range, n_coarse=n_coarse, rel_step=rel_step)

@@ -34,7 +34,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..arguments import as_paired_arrays, as_real_array, check_finite, check_int, check_positive
+from ..arguments import (
+    as_paired_arrays,
+    as_real_array,
+    check_finite,
+    check_grid,
+    check_instance,
+    check_int,
+    check_positive,
+)
 from ..model.network import ModelSpec, check_spec
 from ..theory.softmax_marginal import (
     FiniteSizeRow,
@@ -241,10 +249,7 @@ def _log_odds_slope(P_values: npt.ArrayLike, log_odds: npt.ArrayLike, err: npt.A
 
 
 def _edges(edges) -> np.ndarray:
-    edges = as_real_array("edges", edges)
-    if edges.ndim != 1 or edges.size < 4 or not np.isfinite(edges).all() or not (np.diff(edges) > 0).all():
-        raise ValueError("edges must be at least 4 finite, strictly increasing bin edges")
-    return edges
+    return check_grid("edges", edges, n_min=4, increasing=True)
 
 
 def _bin_barrier(mass: npt.ArrayLike, edges: npt.ArrayLike, c_div: float) -> tuple[float, float]:
@@ -494,8 +499,7 @@ def plugin_jump(row: FiniteSizeRow, spec: ModelSpec, cumulants: RowCumulants) ->
     with ``spec`` and ``cumulants``, as :func:`~copylib.theory.softmax_marginal.finite_size_cumulants`
     returns them) is split at the barrier ``row.barrier``; ``row`` must have a first-order point.
     """
-    if not isinstance(row, FiniteSizeRow):
-        raise TypeError(f"row must be a FiniteSizeRow, got {type(row).__name__}")
+    check_instance("row", row, FiniteSizeRow)
     if not (math.isfinite(row.P3) and 0 < row.barrier < 1):
         raise ValueError(f"row must have a first-order point (finite P3, barrier in (0, 1)), got P3 = {row.P3}, "
                          f"barrier = {row.barrier}")

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from ..arguments import as_real_array, check_finite
+from ..arguments import as_real_array, check_finite, check_generator
 
 
 def _az():
@@ -482,8 +482,7 @@ def studentized_z_null(corr_blocks: Sequence[npt.ArrayLike], n_groups: int | Seq
     for G in groups:
         if isinstance(G, bool) or not isinstance(G, numbers.Integral) or G < 4:
             raise ValueError(f"n_groups must be integers >= 4 (E z^2 is finite from four groups on), got {G!r}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_generator("rng", rng)
     if isinstance(n_sim, bool) or not isinstance(n_sim, numbers.Integral) or n_sim < 100:
         raise ValueError(f"n_sim must be an integer >= 100, got {n_sim!r}")
     n = sum(F.shape[0] for F in factors)

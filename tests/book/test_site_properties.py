@@ -159,13 +159,13 @@ def test_attention_figure_of_any_softmax_matrix(L, seed):
         explorers.attention_figure(A[:, :-1])
 
 
-@covers(explorers._softmax_branches)
+@covers(landscape_explorers._softmax_branches)
 @budget(5)
 @given(st.lists(st.floats(10, 3000), min_size=1, max_size=4))
 def test_softmax_branches_have_at_least_one_global_minimum_per_P(P_list):
     import copylib as cl
 
-    Ps, Ds, glob = explorers._softmax_branches(P_list, cl.ModelSpec(L=16, V=4, kind="softmax"))
+    Ps, Ds, glob = landscape_explorers._softmax_branches(P_list, cl.ModelSpec(L=16, V=4, kind="softmax"))
     assert Ps.shape == Ds.shape == glob.shape and np.all(np.isfinite(Ds)) and np.all(Ds >= 0)
     assert glob.sum() == len(P_list)
 
