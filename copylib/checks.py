@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from .cache import source_digest, write_atomic
 
-__all__ = ["chapters_with_checks", "CheckRecord", "Checks", "load_records", "report_table"]
+__all__ = ["chapters_with_checks", "CheckRecord", "Checks", "load_records", "records_dir", "report_table"]
 
 _ENV_DIR = "COPYHEAD_CHECKS_DIR"
 
@@ -53,7 +53,7 @@ def _book_root(start: str | os.PathLike | None = None) -> Path:
     raise FileNotFoundError(f"no _toc.yml at or above {here}: cannot locate the book root")
 
 
-def _records_dir(root: str | os.PathLike | None = None) -> Path:
+def records_dir(root: str | os.PathLike | None = None) -> Path:
     """Where check records are written: ``$COPYHEAD_CHECKS_DIR`` or ``<book root>/_build/checks``."""
     env = os.environ.get(_ENV_DIR)
     if env:
@@ -113,7 +113,7 @@ class Checks:
             raise FileNotFoundError(f"chapter source {src} not found (chapter={chapter!r})")
         self._meta = {"chapter": chapter, "source_sha256": _file_digest(src),
                       "copylib_sha256": _copylib_digest()}
-        self._path = (Path(directory) if directory is not None else _records_dir()) / f"{chapter}.json"
+        self._path = (Path(directory) if directory is not None else records_dir()) / f"{chapter}.json"
         self.records: list[CheckRecord] = []
         self._save()
 
@@ -177,7 +177,7 @@ def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = 
     A record is stale if its chapter source or copylib changed since it was
     written: the report must describe the code and text it sits next to.
     """
-    folder = Path(directory) if directory is not None else _records_dir(root)
+    folder = Path(directory) if directory is not None else records_dir(root)
     base = _book_root(root)
     current = _copylib_digest()
     out: list[CheckRecord] = []

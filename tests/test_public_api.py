@@ -9,7 +9,7 @@ listed in ``SHARED_INTERNALS`` with the reason it is not exported. Checked for e
   underscore) is in ``__all__``, in ``SHARED_INTERNALS`` or in ``PENDING``;
 * every name in ``__all__`` is on the API page (``book/api.md``: its module, or a module that
   re-exports it, is an ``automodule`` with ``:members:``, which documents exactly ``__all__``);
-* and every name in ``__all__`` that the module defines has a user: a chapter's code, another copylib module, the
+* and every name in ``__all__`` that the module defines has a user: a chapter's code, another copylib module, a Sphinx extension (``_ext/``) or tool (``tools/``), the
   signature or fields of another exported name of its module (a result or argument type), or a
   reader (``FOR_READERS``, with the reason).
 
@@ -214,6 +214,9 @@ def _context():
     on_page = {(n, id(getattr(modules[m], n, None))) for m in documented for n in getattr(modules[m], "__all__", ())}
     sources = {m: _path(m).read_text(encoding="utf-8") for m in MODULES}
     uses = {m: imported_or_accessed(s) for m, s in sources.items()}
+    # the book's own code outside the package: Sphinx extensions (_ext/) and tools/ are users too
+    for path in sorted([*(ROOT / "_ext").glob("*.py"), *(ROOT / "tools").glob("*.py")]):
+        uses[str(path.relative_to(ROOT))] = imported_or_accessed(path.read_text(encoding="utf-8"))
     return book_code, documented, modules, on_page, sources, uses
 
 

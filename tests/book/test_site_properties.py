@@ -82,7 +82,7 @@ def _book(root: Path) -> None:
 
 
 @covers(checks.Checks, checks.CheckRecord, checks.load_records, checks.report_table,
-        checks._book_root, checks._records_dir, checks._file_digest, checks._copylib_digest,
+        checks._book_root, checks.records_dir, checks._file_digest, checks._copylib_digest,
         checks.chapters_with_checks)
 @budget(40)
 @given(finite, finite, st.floats(0, 10, allow_nan=False))
@@ -108,7 +108,7 @@ def test_checks_pass_exactly_when_the_comparison_holds(x, y, tol):
         recs = checks.load_records(["ch"], directory=root / "records", root=root)
         assert len(recs) == 3 and checks.report_table(recs).count("<tr>") == 4
         assert len(checks._file_digest(root / "book" / "ch.md")) == 64 == len(checks._copylib_digest())
-        assert isinstance(checks._records_dir(root), Path)
+        assert isinstance(checks.records_dir(root), Path)
 
 
 @covers(checks.Checks)
