@@ -92,7 +92,7 @@ class _Failed(Exception):
 
 def chapter_key(source: bytes) -> dict:
     """What an executed chapter depends on besides copylib's source and the numpy and torch
-    versions (which :func:`copylib.cache.cache_key` adds): its file's bytes and the scale."""
+    versions (which ``copylib.cache._cache_key`` adds): its file's bytes and the scale."""
     import hashlib
 
     from copylib.config import scale

@@ -10,10 +10,17 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import torch
+
+__all__ = ["as_finite_array", "as_paired_arrays", "as_real_array", "check_bool", "check_finite",
+           "check_generator", "check_grid", "check_instance", "check_int", "check_int_array", "check_P",
+           "check_P_range", "check_P_values", "check_positive", "check_shape", "check_version"]
+
+_T = TypeVar("_T")
 
 
 def check_int(name: str, value: object, minimum: int) -> int:
@@ -57,6 +64,15 @@ def check_generator(name: str, rng: object, kind: str = "numpy") -> np.random.Ge
     if kind == "torch" and not isinstance(rng, torch.Generator):
         raise TypeError(f"{name} must be a torch.Generator, got {type(rng).__name__}")
     return rng
+
+
+def check_instance(name: str, value: object, cls: type[_T]) -> _T:
+    """Return ``value`` if it is an instance of ``cls`` (a result or data class that a function consumes);
+    ``TypeError`` naming ``name``, the class and the type given otherwise."""
+    if not isinstance(value, cls):
+        article = "an" if cls.__name__[:1].lower() in "aeiou" else "a"
+        raise TypeError(f"{name} must be {article} {cls.__name__}, got {type(value).__name__}")
+    return value
 
 
 def as_real_array(name: str, value: npt.ArrayLike) -> np.ndarray:
@@ -144,6 +160,42 @@ def as_finite_array(name: str, value: npt.ArrayLike, *, positive: bool = False,
         raise ValueError(f"{name} must be > 0, got a minimum of {a.min()}")
     if nonnegative and (a < 0).any():
         raise ValueError(f"{name} must be >= 0, got a minimum of {a.min()}")
+    return a
+
+
+def check_grid(name: str, values: npt.ArrayLike, *, n_min: int = 1, positive: bool = False,
+               increasing: bool = False) -> np.ndarray:
+    """``values`` as a 1-d float64 array of at least ``n_min`` finite entries (a grid or a series).
+
+    positive : also require every entry > 0; increasing : also require strictly increasing entries.
+    Raises ``TypeError`` for what is not real data (:func:`as_real_array`) and ``ValueError`` naming
+    ``name`` and the requirement it misses otherwise.
+    """
+    a = as_real_array(name, values)
+    if a.ndim != 1 or a.size < n_min:
+        raise ValueError(f"{name} must be a 1-d array of at least {n_min} value(s), got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must contain only finite values")
+    if positive and (a <= 0).any():
+        raise ValueError(f"{name} must be > 0, got a minimum of {a.min()}")
+    if increasing and (np.diff(a) <= 0).any():
+        raise ValueError(f"{name} must be strictly increasing")
+    return a
+
+
+def check_int_array(name: str, values: npt.ArrayLike, minimum: int, *, increasing: bool = False) -> np.ndarray:
+    """``values`` as a non-empty 1-d int64 array whose entries are integers >= ``minimum``
+    (each as :func:`check_int`: ``2.0`` is not an integer); strictly increasing if ``increasing``."""
+    want = f"{name} must be a non-empty 1-d sequence of integers >= {minimum}"
+    try:
+        raw = np.asarray(values)
+    except ValueError:  # a ragged nested sequence
+        raise ValueError(want) from None
+    if raw.ndim != 1 or raw.size == 0:
+        raise ValueError(f"{want}, got shape {raw.shape}")
+    a = np.array([check_int(f"{name} entries", v, minimum) for v in raw.tolist()], dtype=np.int64)
+    if increasing and (np.diff(a) <= 0).any():
+        raise ValueError(f"{name} must be strictly increasing")
     return a
 
 

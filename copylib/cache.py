@@ -44,7 +44,7 @@ The wrappers that cache a computation consuming a generator (``cache=True`` of
 (``torch.Generator.get_state()`` bytes), store the state the computation leaves
 it in, and on a hit set the generator to that state: a cached call consumes the
 generator exactly as the computation would, so what follows it in a chapter is
-unchanged. :func:`canonical_json` itself refuses generators (``ValueError``).
+unchanged. ``_canonical_json`` itself refuses generators (``ValueError``).
 
 Location and switch:
 
@@ -76,15 +76,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["cache_dir", "cache_enabled", "cache_key", "cached", "canonical_json", "source_digest", "write_atomic"]
+__all__ = ["cache_dir", "cached", "source_digest", "write_atomic"]
 
-FORMAT = 1
+_FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9_.]+$")
 _OFF = ("off", "0", "false", "no")
 _PACKAGE = Path(__file__).resolve().parent
 
 
-def cache_enabled() -> bool:
+def _cache_enabled() -> bool:
     """False when ``COPYHEAD_CACHE`` is ``off``/``0``/``false``/``no`` (case-insensitive)."""
     return os.environ.get("COPYHEAD_CACHE", "on").strip().lower() not in _OFF
 
@@ -164,7 +164,7 @@ def _canonical(value, where: str):
                      "(use numbers, strings, arrays, dataclasses, lists or dicts of them)")
 
 
-def canonical_json(params: Mapping) -> str:
+def _canonical_json(params: Mapping) -> str:
     """The canonical JSON text of a parameter dict (sorted keys, no whitespace, exact floats).
 
     Raises ``ValueError`` naming the parameter for anything that cannot be keyed
@@ -175,13 +175,13 @@ def canonical_json(params: Mapping) -> str:
     return json.dumps(_canonical(params, "key_params"), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def cache_key(name: str, key_params: Mapping, *, source: str | None = None) -> str:
+def _cache_key(name: str, key_params: Mapping, *, source: str | None = None) -> str:
     """sha256 (hex) of the experiment's name, its canonical parameters, copylib's source
     digest (or ``source``) and the numpy and torch versions."""
     _check_name(name)
     import torch
 
-    text = json.dumps({"format": FORMAT, "name": name, "params": json.loads(canonical_json(key_params)),
+    text = json.dumps({"format": _FORMAT, "name": name, "params": json.loads(_canonical_json(key_params)),
                        "source": source if source is not None else source_digest(),
                        "numpy": np.__version__, "torch": torch.__version__},
                       sort_keys=True, separators=(",", ":"))
@@ -248,7 +248,7 @@ def _load(directory: Path, name: str, key: str):
     """The stored arrays of ``(name, key)``, or None if there is no valid entry."""
     try:
         meta = json.loads((directory / f"{name}-{key}.json").read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT or meta.get("key") != key or meta.get("name") != name:
+        if meta.get("format") != _FORMAT or meta.get("key") != key or meta.get("name") != name:
             return None
         payload = meta["payload"]
         if not re.match(rf"^{re.escape(name)}-{key}-[0-9a-f]{{16}}\.npz$", payload):
@@ -276,7 +276,7 @@ def _store(directory: Path, name: str, key: str, arrays: dict, params_text: str)
     directory.mkdir(parents=True, exist_ok=True)
     if not (directory / payload).is_file() or hashlib.sha256((directory / payload).read_bytes()).hexdigest() != digest:
         write_atomic(directory / payload, data)
-    meta = {"format": FORMAT, "name": name, "key": key, "payload": payload, "payload_sha256": digest,
+    meta = {"format": _FORMAT, "name": name, "key": key, "payload": payload, "payload_sha256": digest,
             "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape)} for k, a in arrays.items()},
             "params": json.loads(params_text), "source": source_digest()}
     write_atomic(directory / f"{name}-{key}.json", json.dumps(meta, sort_keys=True, indent=1).encode())
@@ -291,23 +291,23 @@ def cached(fn: Callable[[], Mapping[str, npt.ArrayLike]], key_params: Mapping[st
     fn : callable without arguments returning ``{str: array_like}`` (no object arrays)
     key_params : dict
         Everything the result depends on besides copylib's source (see
-        :func:`canonical_json` for what can be keyed).
+        ``_canonical_json`` for what can be keyed).
     name : str
         The experiment's name (letters, digits, ``_``, ``.``): a prefix of the files.
     directory : path, optional
         Default :func:`cache_dir`.
     enabled : bool, optional
-        Default :func:`cache_enabled`; False computes and stores nothing.
+        Default ``_cache_enabled``; False computes and stores nothing.
 
     Returns
     -------
     dict ``str -> ndarray`` (numbers come back as 0-d arrays).
     """
     _check_name(name)
-    params_text = canonical_json(key_params)  # validates the parameters even when disabled
-    if not (cache_enabled() if enabled is None else enabled):
+    params_text = _canonical_json(key_params)  # validates the parameters even when disabled
+    if not (_cache_enabled() if enabled is None else enabled):
         return _as_arrays(fn(), name)
-    key = cache_key(name, key_params)
+    key = _cache_key(name, key_params)
     directory = Path(directory) if directory is not None else cache_dir()
     hit = _load(directory, name, key)
     if hit is not None:

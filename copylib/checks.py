@@ -27,7 +27,10 @@ import numpy.typing as npt
 
 from .cache import source_digest, write_atomic
 
-ENV_DIR = "COPYHEAD_CHECKS_DIR"
+__all__ = ["alternative_counts", "chapters_with_checks", "CheckRecord", "Checks", "load_records", "records_dir",
+           "report_table"]
+
+_ENV_DIR = "COPYHEAD_CHECKS_DIR"
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class CheckRecord:
     discriminates: bool | None = None  # True: the alternative fails the same tolerance; None: no alternative
 
 
-def book_root(start: str | os.PathLike | None = None) -> Path:
+def _book_root(start: str | os.PathLike | None = None) -> Path:
     """The nearest folder at or above ``start`` (default: the cwd) holding ``_toc.yml``."""
     here = Path.cwd() if start is None else Path(start)
     for folder in (here.resolve(), *here.resolve().parents):
@@ -56,17 +59,17 @@ def book_root(start: str | os.PathLike | None = None) -> Path:
 
 def records_dir(root: str | os.PathLike | None = None) -> Path:
     """Where check records are written: ``$COPYHEAD_CHECKS_DIR`` or ``<book root>/_build/checks``."""
-    env = os.environ.get(ENV_DIR)
+    env = os.environ.get(_ENV_DIR)
     if env:
         return Path(env)
-    return book_root(root) / "_build" / "checks"
+    return _book_root(root) / "_build" / "checks"
 
 
-def file_digest(path: str | os.PathLike) -> str:
+def _file_digest(path: str | os.PathLike) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def copylib_digest() -> str:
+def _copylib_digest() -> str:
     """SHA-256 over the names and bytes of copylib's ``.py`` files (the result cache's key too)."""
     return source_digest()
 
@@ -151,11 +154,11 @@ class Checks:
         if not isinstance(chapter, str) or not chapter or "/" in chapter:
             raise ValueError(f"chapter must be a chapter's file stem such as 'copy_task', got {chapter!r}")
         self.chapter = chapter
-        src = Path(source) if source is not None else book_root() / "book" / f"{chapter}.md"
+        src = Path(source) if source is not None else _book_root() / "book" / f"{chapter}.md"
         if not src.is_file():
             raise FileNotFoundError(f"chapter source {src} not found (chapter={chapter!r})")
-        self._meta = {"chapter": chapter, "source_sha256": file_digest(src),
-                      "copylib_sha256": copylib_digest()}
+        self._meta = {"chapter": chapter, "source_sha256": _file_digest(src),
+                      "copylib_sha256": _copylib_digest()}
         self._path = (Path(directory) if directory is not None else records_dir()) / f"{chapter}.json"
         self.records: list[CheckRecord] = []
         self._save()
@@ -251,8 +254,8 @@ def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = 
     written: the report must describe the code and text it sits next to.
     """
     folder = Path(directory) if directory is not None else records_dir(root)
-    base = book_root(root)
-    current = copylib_digest()
+    base = _book_root(root)
+    current = _copylib_digest()
     out: list[CheckRecord] = []
     problems = []
     for chapter in chapters:
@@ -262,7 +265,7 @@ def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = 
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if data["source_sha256"] != file_digest(base / "book" / f"{chapter}.md"):
+            if data["source_sha256"] != _file_digest(base / "book" / f"{chapter}.md"):
                 problems.append(f"{chapter}: record is stale (the chapter changed since it ran)")
             elif data["copylib_sha256"] != current:
                 problems.append(f"{chapter}: record is stale (copylib changed since it ran)")
@@ -277,7 +280,7 @@ def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = 
 
 def chapters_with_checks(root: str | os.PathLike | None = None) -> list[str]:
     """File stems of the ``book/*.md`` chapters that create a :class:`Checks` object."""
-    base = book_root(root)
+    base = _book_root(root)
     return sorted(p.stem for p in (base / "book").glob("*.md")
                   if "Checks(" in p.read_text(encoding="utf-8") and p.stem != "validation_report")
 

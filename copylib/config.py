@@ -9,15 +9,17 @@ from __future__ import annotations
 import os
 from typing import TypeVar
 
-SCALES = ("default", "paper")
+__all__ = ["by_scale", "scale"]
+
+_SCALES = ("default", "paper")
 _T = TypeVar("_T")
 
 
 def scale() -> str:
     """The problem scale selected by ``COPYHEAD_SCALE`` (``"default"`` when unset)."""
     value = os.environ.get("COPYHEAD_SCALE", "default").strip().lower() or "default"
-    if value not in SCALES:
-        raise ValueError(f"COPYHEAD_SCALE must be one of {SCALES}, got {value!r}")
+    if value not in _SCALES:
+        raise ValueError(f"COPYHEAD_SCALE must be one of {_SCALES}, got {value!r}")
     return value
 
 

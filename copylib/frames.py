@@ -35,11 +35,13 @@ import numpy.typing as npt
 
 from .arguments import check_positive
 
+__all__ = ["Axis", "axis", "frame_explorer", "live_only", "png_frame", "sample_size_axis", "show", "with_live"]
+
 #: CSS classes the website's style sheet (``_static/copyhead.css``) and the browser test use.
-EXPLORER_CLASS = "copyhead-explorer"
-FRAME_CLASS = "copyhead-frame"
-LABEL_CLASS = "copyhead-frame-label"
-LIVE_ONLY_CLASS = "copyhead-live-only"
+_EXPLORER_CLASS = "copyhead-explorer"
+_FRAME_CLASS = "copyhead-frame"
+_LABEL_CLASS = "copyhead-frame-label"
+_LIVE_ONLY_CLASS = "copyhead-live-only"
 
 _MAX_TOGGLES = 4  # an axis with this few values gets buttons; more get a slider
 
@@ -94,7 +96,7 @@ def axis(name: str, values: Sequence, fmt: str = "{}", default: object = None, d
     return Axis(name, values, labels, index, description.strip())
 
 
-def frame_label(axes: Sequence[Axis], index: tuple) -> str:
+def _frame_label(axes: Sequence[Axis], index: tuple) -> str:
     """The label of the frame at grid ``index``: ``"name = label"`` per axis (its description if it has
     one), comma-separated."""
     return ", ".join(f"{a.shown_name} = {a.labels[i]}" for a, i in zip(axes, index))
@@ -153,7 +155,7 @@ def _frame_canvas_class():
     return FrameCanvas
 
 
-def render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = 72) -> dict:
+def _render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = 72) -> dict:
     """``{grid index: PNG bytes}`` with ``draw(**{axis.name: value})`` at every point of the grid.
 
     ``draw`` returns a matplotlib Figure, which is rendered and closed.
@@ -168,13 +170,13 @@ def render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = 72) -> dict:
 
 def frame_explorer(axes: Sequence[Axis], draw: Callable[..., Figure], dpi: int = 72,
                    title: str = "") -> ipywidgets.VBox:
-    """A widget showing :func:`render_frames` of ``draw``, one control per axis, linked in the browser."""
+    """A widget showing ``_render_frames`` of ``draw``, one control per axis, linked in the browser."""
     axes = _checked_axes(axes)
-    return frame_stack(axes, render_frames(axes, draw, dpi), title)
+    return _frame_stack(axes, _render_frames(axes, draw, dpi), title)
 
 
-def frame_stack(axes: Sequence[Axis], frames: dict, title: str = "") -> ipywidgets.VBox:
-    """The nested stacks and linked controls over ``frames`` (as returned by :func:`render_frames`).
+def _frame_stack(axes: Sequence[Axis], frames: dict, title: str = "") -> ipywidgets.VBox:
+    """The nested stacks and linked controls over ``frames`` (as returned by ``_render_frames``).
 
     Returns a ``VBox``; its attribute ``jslinks`` lists the browser-side links
     (control to stack, and between the copies of one control).
@@ -198,8 +200,8 @@ def frame_stack(axes: Sequence[Axis], frames: dict, title: str = "") -> ipywidge
             if depth + 1 < len(axes):
                 children.append(level(depth + 1, index))
             else:
-                label = w.HTML(f"<b>{frame_label(axes, index)}</b>").add_class(LABEL_CLASS)
-                image = w.Image(value=frames[index], format="png", layout=image_layout).add_class(FRAME_CLASS)
+                label = w.HTML(f"<b>{_frame_label(axes, index)}</b>").add_class(_LABEL_CLASS)
+                image = w.Image(value=frames[index], format="png", layout=image_layout).add_class(_FRAME_CLASS)
                 children.append(w.VBox([label, image]))
         stack = w.Stack(children, selected_index=ax.default)
         control = _control(ax)
@@ -212,7 +214,7 @@ def frame_stack(axes: Sequence[Axis], frames: dict, title: str = "") -> ipywidge
         for other in copies[1:]:
             links.append(w.jslink((copies[0], "index"), (other, "index")))
     parts = ([w.HTML(title)] if title else []) + [tree]
-    box = w.VBox(parts).add_class(EXPLORER_CLASS)
+    box = w.VBox(parts).add_class(_EXPLORER_CLASS)
     box.jslinks = tuple(links)
     return box
 
@@ -222,7 +224,7 @@ def live_only(widget: ipywidgets.Widget,
     """``widget`` under a note, marked so that the website hides it (it needs a kernel)."""
     import ipywidgets as w
 
-    return w.VBox([w.HTML(f"<i>{note}</i>"), widget]).add_class(LIVE_ONLY_CLASS)
+    return w.VBox([w.HTML(f"<i>{note}</i>"), widget]).add_class(_LIVE_ONLY_CLASS)
 
 
 def with_live(explorer: ipywidgets.Widget, live: ipywidgets.Widget) -> ipywidgets.VBox:

@@ -16,6 +16,8 @@ import numbers
 
 import numpy as np
 
+__all__ = ["glue_fields", "glue_values"]
+
 
 def _finite_number(key: str, value) -> int | float:
     if isinstance(value, np.ndarray) and value.ndim == 0:

@@ -25,13 +25,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "linear_landscape_figure",
-    "softmax_branches",
     "softmax_landscape_figure",
     "landscape_figure",
     "landscape_explorer",
     "LINEAR_SIZE_RATIOS",
-    "linear_size_explorer",
-]
+    "linear_size_explorer"]
 
 # theory versions an explorer cannot offer: the softmax "fluct" needs sampled row noise (see the chapter)
 _NEEDS_SAMPLES = {"softmax": ("fluct",)}
@@ -168,7 +166,7 @@ def _linear_sweep(L, V, version, P_range, n_P):
 def _softmax_sweep(L, V, version, P_range, n_P):
     """The branches along the ``P`` sweep and the first-order point (``None`` without coexistence)."""
     spec = ModelSpec(L=L, V=V, kind="softmax")
-    branches = softmax_branches(np.geomspace(*P_range, n_P), spec, version)
+    branches = _softmax_branches(np.geomspace(*P_range, n_P), spec, version)
     try:
         point = softmax_theory.first_order_point(spec, version)
     except ValueError:  # no coexistence: a continuous crossover at these sizes
@@ -176,7 +174,7 @@ def _softmax_sweep(L, V, version, P_range, n_P):
     return branches, point
 
 
-def softmax_branches(P_values: npt.ArrayLike, spec: ModelSpec,
+def _softmax_branches(P_values: npt.ArrayLike, spec: ModelSpec,
                      version: str = "mean_field") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every local minimum ``Delta`` of the softmax action at each ``P`` of ``P_values``.
 

@@ -19,8 +19,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import numpy.typing as npt
 
-from .arguments import as_real_array, check_P_values
-from .model.network import ModelSpec
+from .arguments import check_grid, check_P_values
+from .model.network import ModelSpec, check_spec
 from .plotting import reference_lines
 from .theory import linear as linear_theory
 from .theory.linear_marginal import plugin_posterior_moments
@@ -35,10 +35,7 @@ __all__ = ["action_grid", "minima_along_P", "posterior_moments", "onset_scan", "
 
 
 def _grid(name: str, x) -> np.ndarray:
-    x = as_real_array(name, x)
-    if x.ndim != 1 or x.size < 2 or not np.all(np.isfinite(x)) or np.any(np.diff(x) <= 0):
-        raise ValueError(f"{name} must be 1-d, increasing and finite with at least two values, got {x!r}")
-    return x
+    return check_grid(name, x, n_min=2, increasing=True)
 
 
 def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str], m_grid: npt.ArrayLike,
@@ -63,8 +60,7 @@ def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str
     matplotlib.figure.Figure
         With the global minimum (``global_minimum``) marked by a red star in every panel.
     """
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    check_spec(spec)
     P_values = check_P_values(P_values)
     versions = tuple(versions)
     if not versions:

@@ -383,3 +383,102 @@ def test_as_paired_arrays_accepts_and_rejects(n, extra, data):
         arguments.as_paired_arrays("P", x, "log_odds", with_nonfinite(y, data))
     with pytest.raises(ValueError, match="length >= 4"):
         arguments.as_paired_arrays("P", x[:3], "log_odds", y[:3], min_size=4)
+
+
+# --------------------------------------------------------------------------
+# grids and integer arrays
+# --------------------------------------------------------------------------
+
+
+@covers(arguments.check_grid)
+@budget(40)
+@given(name=names, n_min=st.integers(1, 4), positive=st.booleans(), increasing=st.booleans(), data=st.data())
+def test_check_grid_accepts(name, n_min, positive, increasing, data):
+    n = data.draw(st.integers(n_min, 8))
+    lo = 0.5 if positive else -5.0
+    steps = data.draw(finite_arrays((n,), 0.1, 2.0))   # increasing: cumulative positive steps
+    values = lo + np.cumsum(steps) if increasing else data.draw(finite_arrays((n,), lo, 5.0))
+    form = data.draw(st.sampled_from([np.asarray, list]))
+    out = arguments.check_grid(name, form(values), n_min=n_min, positive=positive, increasing=increasing)
+    assert out.dtype == np.float64 and out.shape == (n,) and np.array_equal(out, values)
+
+
+@covers(arguments.check_grid)
+@budget(60)
+@given(name=names, n_min=st.integers(1, 4), data=st.data())
+def test_check_grid_rejects(name, n_min, data):
+    good = np.arange(1.0, n_min + 3.0)
+    case = data.draw(st.sampled_from(["short", "2d", "nonfinite", "sign", "order", "kind"]))
+    kwargs = {"n_min": n_min}
+    if case == "short":
+        value = good[:n_min - 1]
+    elif case == "2d":
+        value = good.reshape(1, -1)
+    elif case == "nonfinite":
+        value = with_nonfinite(good, data)
+    elif case == "sign":
+        value, kwargs["positive"] = good - good[data.draw(st.integers(0, good.size - 1))], True
+    elif case == "order":
+        value, kwargs["increasing"] = good[::-1].copy(), True
+        value[-1] = value[0] if n_min == 1 else value[-1]   # a repeat is not strictly increasing either
+    else:
+        value = data.draw(not_array())
+    with raises_naming(name):
+        arguments.check_grid(name, value, **kwargs)
+
+
+@covers(arguments.check_int_array)
+@budget(40)
+@given(name=names, minimum=st.integers(-3, 3), increasing=st.booleans(), data=st.data())
+def test_check_int_array_accepts(name, minimum, increasing, data):
+    n = data.draw(st.integers(1, 6))
+    if increasing:
+        values = minimum + np.cumsum(data.draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))) - 1
+    else:
+        values = np.array(data.draw(st.lists(st.integers(minimum, minimum + 20), min_size=n, max_size=n)))
+    form = data.draw(st.sampled_from([np.asarray, list, tuple]))
+    out = arguments.check_int_array(name, form(values.tolist()), minimum, increasing=increasing)
+    assert out.dtype == np.int64 and np.array_equal(out, values)
+
+
+@covers(arguments.check_int_array)
+@budget(60)
+@given(name=names, minimum=st.integers(-3, 3), data=st.data())
+def test_check_int_array_rejects(name, minimum, data):
+    case = data.draw(st.sampled_from(["empty", "2d", "below", "real", "order", "kind"]))
+    value, kwargs = [minimum, minimum + 1], {}
+    if case == "empty":
+        value = []
+    elif case == "2d":
+        value = [[minimum, minimum + 1]]
+    elif case == "below":
+        value = [minimum, minimum - data.draw(st.integers(1, 5))]
+    elif case == "real":
+        value = [minimum, data.draw(st.sampled_from([minimum + 0.5, math.nan, math.inf]))]
+    elif case == "order":
+        value, kwargs["increasing"] = [minimum + 1, minimum + data.draw(st.integers(0, 1))], True
+    else:
+        value = data.draw(st.sampled_from([None, "abc", [[1], [1, 2]], [None, 1]]))
+    with raises_naming(name):
+        arguments.check_int_array(name, value, minimum, **kwargs)
+
+
+class _Result:
+    """A stand-in for a result class that a function consumes."""
+
+
+class _Other:
+    pass
+
+
+@covers(arguments.check_instance)
+@budget(20)
+@given(name=names, cls=st.sampled_from([_Result, _Other, np.random.Generator, dict]), data=st.data())
+def test_check_instance(name, cls, data):
+    good = {_Result: _Result(), _Other: _Other(), np.random.Generator: np.random.default_rng(0), dict: {}}
+    assert arguments.check_instance(name, good[cls], cls) is good[cls]
+    bad = data.draw(st.sampled_from([v for v in [*good.values(), *NOT_NUMBERS] if not isinstance(v, cls)]))
+    with raises_naming(name, TypeError) as info:
+        arguments.check_instance(name, bad, cls)
+    article = "an" if cls.__name__[0] in "aeiouAEIOU" else "a"
+    assert f"must be {article} {cls.__name__}, got {type(bad).__name__}" in str(info.value)

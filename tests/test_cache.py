@@ -17,7 +17,7 @@ import torch
 
 import copylib
 from copylib import ModelSpec, cache, nested_cooccurrence, sample_collapsed_posterior, train_map
-from copylib.cache import cache_dir, cache_enabled, cache_key, cached, canonical_json, source_digest
+from copylib.cache import _cache_enabled, _cache_key, _canonical_json, cache_dir, cached, source_digest
 
 PARAMS = {"P": [10, 100], "seed": 3, "scale": 0.5, "spec": ModelSpec(L=4, V=2), "x": np.arange(6.0).reshape(2, 3)}
 
@@ -64,8 +64,8 @@ def test_round_trip_returns_the_same_arrays_and_runs_once(tmp_path):
 
 
 def test_key_changes_with_every_parameter_and_is_canonical():
-    base = cache_key("demo", PARAMS)
-    assert cache_key("demo", dict(reversed(list(PARAMS.items())))) == base  # order of keys is irrelevant
+    base = _cache_key("demo", PARAMS)
+    assert _cache_key("demo", dict(reversed(list(PARAMS.items())))) == base  # order of keys is irrelevant
     variants = [
         dict(PARAMS, seed=4),
         dict(PARAMS, scale=0.5000000000000001),  # floats are keyed exactly
@@ -77,11 +77,11 @@ def test_key_changes_with_every_parameter_and_is_canonical():
         dict(PARAMS, x=np.arange(6.0).reshape(2, 3) + 1e-300),
         dict(PARAMS, extra=None),
     ]
-    keys = [cache_key("demo", v) for v in variants] + [cache_key("other", PARAMS)]
+    keys = [_cache_key("demo", v) for v in variants] + [_cache_key("other", PARAMS)]
     assert base not in keys and len(set(keys)) == len(keys)
-    assert canonical_json({"t": torch.arange(3.0, dtype=torch.float64)}) == canonical_json({"t": np.arange(3.0)})
-    assert canonical_json({"t": np.float64(2.5)}) == canonical_json({"t": 2.5})
-    assert canonical_json({"a": np.asarray(2.5)}) != canonical_json({"a": np.asarray([2.5])})
+    assert _canonical_json({"t": torch.arange(3.0, dtype=torch.float64)}) == _canonical_json({"t": np.arange(3.0)})
+    assert _canonical_json({"t": np.float64(2.5)}) == _canonical_json({"t": 2.5})
+    assert _canonical_json({"a": np.asarray(2.5)}) != _canonical_json({"a": np.asarray([2.5])})
 
 
 def test_key_changes_when_copylib_source_changes(tmp_path):
@@ -94,7 +94,7 @@ def test_key_changes_when_copylib_source_changes(tmp_path):
     cache._digest_of.cache_clear()
     after = source_digest(copy)
     assert after != before
-    assert cache_key("demo", PARAMS, source=after) != cache_key("demo", PARAMS, source=before)
+    assert _cache_key("demo", PARAMS, source=after) != _cache_key("demo", PARAMS, source=before)
 
 
 def test_entry_of_another_source_is_not_used(tmp_path, monkeypatch):
@@ -270,7 +270,7 @@ def test_concurrent_writers_of_one_key_all_end_with_a_valid_entry(tmp_path, same
 
 
 def test_switch_and_location(tmp_path, monkeypatch):
-    assert cache_enabled()
+    assert _cache_enabled()
     assert cache_dir() == Path(copylib.__file__).resolve().parents[1] / ".cache" / "copyhead"
     monkeypatch.setenv("COPYHEAD_CACHE_DIR", str(tmp_path / "here"))
     assert cache_dir() == tmp_path / "here"
@@ -279,7 +279,7 @@ def test_switch_and_location(tmp_path, monkeypatch):
     assert len(_files(tmp_path / "here", ".json")) == 1
     for off in ("off", "0", "False", "no"):
         monkeypatch.setenv("COPYHEAD_CACHE", off)
-        assert not cache_enabled()
+        assert not _cache_enabled()
     cached(fn, PARAMS, name="demo")
     cached(fn, PARAMS, name="demo2")
     assert fn.calls == 3 and len(_files(tmp_path / "here", ".json")) == 1

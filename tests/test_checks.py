@@ -17,7 +17,7 @@ def book(tmp_path, monkeypatch):
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "ch.md").write_text("checks = cl.Checks('ch')\n")
     monkeypatch.chdir(tmp_path / "book")
-    monkeypatch.setenv(checks.ENV_DIR, str(tmp_path / "records"))
+    monkeypatch.setenv(checks._ENV_DIR, str(tmp_path / "records"))
     return tmp_path
 
 
@@ -111,7 +111,7 @@ def test_each_check_prints_one_line(book, capsys):
 
 def test_book_root_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="_toc.yml"):
-        checks.book_root(tmp_path)
+        checks._book_root(tmp_path)
 
 
 # Explicit source/directory (as a chapter outside the default layout would use them).

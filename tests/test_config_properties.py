@@ -39,7 +39,7 @@ class _scale_env:
 def test_config_valid(value):
     with _scale_env(value):
         s = config.scale()
-        assert s in config.SCALES
+        assert s in config._SCALES
         assert config.by_scale("d", "p") == ("p" if s == "paper" else "d")
 
 

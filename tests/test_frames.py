@@ -46,7 +46,7 @@ def test_axis_labels_default_and_bad_input():
 
 
 def test_frames_are_distinct_palette_pngs_one_per_grid_point():
-    frames = fr.render_frames(AXES, _draw)
+    frames = fr._render_frames(AXES, _draw)
     assert set(frames) == set(itertools.product(range(2), range(5)))
     assert len(set(frames.values())) == 10             # every picture differs
     for png in frames.values():
@@ -56,9 +56,9 @@ def test_frames_are_distinct_palette_pngs_one_per_grid_point():
 
 
 def test_stack_shows_the_default_frame_with_its_label():
-    frames = fr.render_frames(AXES, _draw)
-    box = fr.frame_stack(AXES, frames, title="t")
-    assert fr.EXPLORER_CLASS in box._dom_classes
+    frames = fr._render_frames(AXES, _draw)
+    box = fr._frame_stack(AXES, frames, title="t")
+    assert fr._EXPLORER_CLASS in box._dom_classes
     outer = next(x for x in _walk(box) if isinstance(x, w.Stack))
     assert outer.selected_index == 0
     inner = outer.children[0].children[1]
@@ -68,11 +68,11 @@ def test_stack_shows_the_default_frame_with_its_label():
     # every leaf: the label names the grid point whose picture it holds
     for i, j in itertools.product(range(2), range(5)):
         label, image = outer.children[i].children[1].children[j].children
-        assert fr.frame_label(AXES, (i, j)) in label.value and image.value == frames[(i, j)]
+        assert fr._frame_label(AXES, (i, j)) in label.value and image.value == frames[(i, j)]
 
 
 def test_every_control_is_linked_to_its_stack_and_copies_to_each_other():
-    box = fr.frame_stack(AXES, fr.render_frames(AXES, _draw))
+    box = fr._frame_stack(AXES, fr._render_frames(AXES, _draw))
     pairs = {(id(x.source[0]), x.source[1], id(x.target[0]), x.target[1]) for x in box.jslinks}
     stacks = [x for x in _walk(box) if isinstance(x, w.Stack)]
     controls = [x for x in _walk(box) if isinstance(x, (w.SelectionSlider, w.ToggleButtons))]
@@ -87,26 +87,26 @@ def test_every_control_is_linked_to_its_stack_and_copies_to_each_other():
 
 
 def test_frame_stack_rejects_missing_frames():
-    frames = fr.render_frames(AXES, _draw)
+    frames = fr._render_frames(AXES, _draw)
     frames.pop((1, 4))
     with pytest.raises(ValueError, match="frames"):
-        fr.frame_stack(AXES, frames)
+        fr._frame_stack(AXES, frames)
     with pytest.raises(ValueError, match="axes"):
-        fr.frame_stack([], {})
+        fr._frame_stack([], {})
     with pytest.raises(ValueError, match="distinct names"):
-        fr.frame_stack([AXES[0], AXES[0]], {})
+        fr._frame_stack([AXES[0], AXES[0]], {})
 
 
 def test_live_only_is_marked_for_the_website_to_hide():
     box = fr.live_only(w.IntSlider())
-    assert fr.LIVE_ONLY_CLASS in box._dom_classes
+    assert fr._LIVE_ONLY_CLASS in box._dom_classes
 
 
 def test_the_site_stylesheet_hides_live_only_controls():
     from pathlib import Path
 
     css = (Path(__file__).resolve().parents[1] / "_static" / "copyhead.css").read_text(encoding="utf-8")
-    rule = css[css.index(f".{fr.LIVE_ONLY_CLASS}"):]
+    rule = css[css.index(f".{fr._LIVE_ONLY_CLASS}"):]
     assert "display: none" in rule[:rule.index("}")]
 
 

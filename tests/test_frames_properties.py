@@ -31,7 +31,7 @@ def _draw(**params):
 grid = st.lists(st.integers(1, 3), min_size=1, max_size=2)
 
 
-@covers(fr.axis, fr.Axis, fr.frame_label)
+@covers(fr.axis, fr.Axis, fr._frame_label)
 @budget(40)
 @given(st.lists(st.integers(-1000, 1000), min_size=1, max_size=6, unique=True), st.data())
 def test_axis_labels_every_value_and_defaults_to_one_of_them(values, data):
@@ -39,12 +39,12 @@ def test_axis_labels_every_value_and_defaults_to_one_of_them(values, data):
     a = fr.axis("x", values, default=default)
     assert a.values[a.default] == default and len(a.labels) == len(values)
     for i, v in enumerate(values):
-        assert fr.frame_label([a], (i,)) == f"x = {v}"
+        assert fr._frame_label([a], (i,)) == f"x = {v}"
     with raises_naming("default"):
         fr.axis("x", values, default=max(values) + 1)
 
 
-@covers(fr.axis, fr.Axis, fr.frame_label)
+@covers(fr.axis, fr.Axis, fr._frame_label)
 @budget(20)
 @given(st.text(alphabet="PLV/₂ abc", min_size=1, max_size=8).filter(str.strip), st.lists(
     st.integers(0, 50), min_size=1, max_size=4, unique=True))
@@ -53,20 +53,20 @@ def test_a_description_names_the_axis_on_the_control_and_in_the_labels(descripti
 
     a = fr.axis("x", values, description=description)
     assert a.shown_name == description.strip()
-    assert fr.frame_label([a], (0,)) == f"{description.strip()} = {values[0]}"
-    box = fr.frame_stack([a], {(i,): b"" for i in range(len(values))})
+    assert fr._frame_label([a], (0,)) == f"{description.strip()} = {values[0]}"
+    box = fr._frame_stack([a], {(i,): b"" for i in range(len(values))})
     control = box.children[0].children[0]
     assert isinstance(control, w.SelectionSlider) and control.description == description.strip()
     with raises_naming("description"):
         fr.axis("x", values, description=description + "=")
 
 
-@covers(fr.render_frames, fr.frame_stack, fr.frame_explorer, fr.png_frame)
+@covers(fr._render_frames, fr._frame_stack, fr.frame_explorer, fr.png_frame)
 @budget(8)
 @given(grid)
 def test_one_distinct_frame_per_grid_point_behind_linked_controls(sizes):
     axes = [fr.axis(f"a{k}", range(n)) for k, n in enumerate(sizes)]
-    frames = fr.render_frames(axes, _draw)
+    frames = fr._render_frames(axes, _draw)
     assert set(frames) == set(itertools.product(*(range(n) for n in sizes)))
     assert len(set(frames.values())) == len(frames)
     assert all(Image.open(io.BytesIO(png)).mode == "P" for png in frames.values())
@@ -93,7 +93,7 @@ def test_live_only_marks_any_widget(note):
     import ipywidgets as w
 
     box = fr.live_only(w.Label("x"), note)
-    assert fr.LIVE_ONLY_CLASS in box._dom_classes
+    assert fr._LIVE_ONLY_CLASS in box._dom_classes
 
 
 @covers(fr.with_live, fr.show)
@@ -104,7 +104,7 @@ def test_live_controls_sit_below_the_frames_and_a_shown_figure_is_closed(title):
 
     explorer, live = w.Label("frames"), w.Label("live")
     box = fr.with_live(explorer, live)
-    assert box.children[0] is explorer and fr.LIVE_ONLY_CLASS in box.children[1]._dom_classes
+    assert box.children[0] is explorer and fr._LIVE_ONLY_CLASS in box.children[1]._dom_classes
     assert live in box.children[1].children
     fig, ax = plt.subplots(figsize=(1, 1))
     ax.set_title(title)
@@ -131,7 +131,7 @@ def test_sample_size_axis_labels_every_P_and_defaults_to_one_of_them(P_values, d
 
 def test_frame_stack_needs_axes():
     with pytest.raises(ValueError, match="axes"):
-        fr.frame_stack(["P"], {})
+        fr._frame_stack(["P"], {})
 
 
 # copylib.explorers.linear_size_explorer builds a frame explorer over three axes; its property test sits here,

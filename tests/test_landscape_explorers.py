@@ -30,7 +30,7 @@ def test_softmax_branches_coexist_only_between_the_spinodals():
     spec = cl.ModelSpec(L=32, V=4, kind="softmax")
     sp = softmax_theory.spinodals(spec)
     P_grid = np.array([0.8 * sp.P_lower, 0.5 * (sp.P_lower + sp.P_upper), 1.2 * sp.P_upper])
-    Ps, _Ds, glob = lx.softmax_branches(P_grid, spec)
+    Ps, _Ds, glob = lx._softmax_branches(P_grid, spec)
     counts = [int((Ps == P).sum()) for P in P_grid]
     assert counts == [1, 2, 1]
     assert glob.sum() == 3                    # one global minimum per P
@@ -98,19 +98,19 @@ def test_linear_size_explorer_frames_every_version_size_and_ratio():
     frames_box, live = box.children
     images = _images(frames_box)
     assert len(images) == 8 and len({i.value for i in images}) == 8
-    labels = [x.value for x in _walk(frames_box) if isinstance(x, w.HTML) and cl.frames.LABEL_CLASS in x._dom_classes]
+    labels = [x.value for x in _walk(frames_box) if isinstance(x, w.HTML) and cl.frames._LABEL_CLASS in x._dom_classes]
     assert "<b>version = mean field, L = 16, P/P₂ = 0.5</b>" in labels and len(labels) == 8
     controls = {x.description: x for x in _walk(frames_box) if isinstance(x, (w.SelectionSlider, w.ToggleButtons))}
     assert set(controls) == {"version", "L", "P/P₂"}
     assert controls["version"].value == "MAP" and controls["L"].value == "24" and controls["P/P₂"].value == "2"
-    assert cl.frames.LIVE_ONLY_CLASS in live._dom_classes and not _images(live)
+    assert cl.frames._LIVE_ONLY_CLASS in live._dom_classes and not _images(live)
 
 
 def test_landscape_explorer_has_one_frame_per_P_and_hidden_live_controls():
     box = lx.landscape_explorer([30.0, 60.0, 120.0], 16, 4, "linear", default=60.0)
     frames_box, live = box.children
     assert len(_images(frames_box)) == 3 and len({i.value for i in _images(frames_box)}) == 3
-    assert cl.frames.LIVE_ONLY_CLASS in live._dom_classes and not _images(live)
+    assert cl.frames._LIVE_ONLY_CLASS in live._dom_classes and not _images(live)
     with pytest.raises(ValueError, match="default"):
         lx.landscape_explorer([30.0, 60.0], 16, 4, "linear", default=45.0)
 

@@ -32,6 +32,7 @@ from ..arguments import (
     as_real_array,
     check_finite,
     check_generator,
+    check_grid,
     check_int,
     check_positive,
 )
@@ -508,12 +509,7 @@ def no_jump_tests(P: npt.ArrayLike, c: npt.ArrayLike, *, z_max: float = 4.0, bim
     z_max : threshold of the start difference in standard errors, ``> 0``;
     bimodality_max : threshold of the bimodality coefficient, in ``(1/3, 1)`` (``5/9``: a uniform distribution).
     """
-    P = as_real_array("P", P)
-    if P.ndim != 1 or P.size < 2:
-        raise ValueError(f"P must be 1-d with at least 2 sample sizes, got shape {P.shape}")
-    check_finite("P", P)
-    if not (np.diff(P) > 0).all():
-        raise ValueError("P must be strictly increasing")
+    P = check_grid("P", P, n_min=2, increasing=True)
     c = as_real_array("c", c)
     if c.ndim != 5 or c.shape[1] != P.size or c.shape[2] != 2 or c.shape[3] < 2 or c.shape[4] < 8:
         raise ValueError(f"c must have shape (n_sets, n_P = {P.size}, 2, n_chains >= 2, n_draws >= 8), got {c.shape}")

@@ -3,7 +3,7 @@
 * :func:`induction_sweep` -- MAP training (Adam) of the two-layer network of
   :mod:`copylib.model.induction` for every pair (seed, ``P``), all runs in one batch;
   the data sets of one seed are nested, so ``P`` is the only thing that changes along a row;
-* :func:`sample_induction_posterior` -- MALA on the full posterior ``exp(-U(g, K, W))``
+* ``_sample_induction_posterior`` -- MALA on the full posterior ``exp(-U(g, K, W))``
   (:func:`copylib.inference.langevin.langevin`), chains at several ``P`` at once;
 * :func:`sample_induction_tempering` -- replica exchange over a likelihood-temperature ladder with
   MALA moves (:func:`copylib.inference.tempering.parallel_tempering`), which crosses between the
@@ -30,7 +30,17 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from ..arguments import as_real_array, check_finite, check_generator, check_int, check_positive
+from ..arguments import (
+    as_real_array,
+    check_bool,
+    check_finite,
+    check_generator,
+    check_grid,
+    check_instance,
+    check_int,
+    check_int_array,
+    check_positive,
+)
 from ..cache import cached
 from ..inference.free_energy import LadderFit
 from ..inference.langevin import langevin
@@ -55,7 +65,7 @@ from ..model.task import one_hot
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["InductionSweep", "induction_sweep", "InductionSampling", "sample_induction_posterior",
+__all__ = ["InductionSweep", "induction_sweep",
            "InductionTempering", "sample_induction_tempering", "InductionStates", "sample_induction_states",
            "MapFromStates", "map_from_states"]
 
@@ -88,16 +98,6 @@ class InductionSweep:
     kept_start: np.ndarray
 
 
-def _check_P_values(P_values) -> np.ndarray:
-    P = np.asarray(P_values)
-    if P.ndim != 1 or P.size == 0:
-        raise ValueError("P_values must be a non-empty 1-d sequence of integers >= 1")
-    P = np.array([check_int("P_values entries", p, 1) for p in P.tolist()])
-    if not (np.diff(P) > 0).all():
-        raise ValueError("P_values must be strictly increasing")
-    return P
-
-
 def _result(compute, params, name, cache, kind):
     """``kind`` from ``compute()``, through the result cache (keyed by ``name`` and ``params``) if ``cache``."""
     out = cached(compute, params, name=name) if cache else compute()
@@ -105,8 +105,7 @@ def _result(compute, params, name, cache, kind):
 
 
 def _check_spec(spec) -> InductionSpec:
-    if not isinstance(spec, InductionSpec):
-        raise TypeError(f"spec must be an InductionSpec, got {type(spec).__name__}")
+    check_instance("spec", spec, InductionSpec)
     return spec
 
 
@@ -193,9 +192,7 @@ def _keep_lowest(out, n_starts, n_seeds):
 
 
 def _check_init_scales(init_scale) -> tuple[float, ...]:
-    scales = np.atleast_1d(as_real_array("init_scale", init_scale))
-    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
-        raise ValueError(f"init_scale must be a finite value > 0 or a non-empty 1-d sequence of them, got {init_scale!r}")
+    scales = check_grid("init_scale", np.atleast_1d(as_real_array("init_scale", init_scale)), positive=True)
     return tuple(float(x) for x in scales)
 
 
@@ -214,15 +211,14 @@ def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random
     from one start per scale (restarts; all runs batched) and the run with the lowest final ``U`` is kept.
     ``cache=True`` keeps the result in the result cache (:mod:`copylib.cache`).
     """
-    P = _check_P_values(P_values)
+    P = check_int_array("P_values", P_values, 1, increasing=True)
     spec = _check_spec(spec)
     check_generator("rng", rng)
     n_seeds, n_steps = check_int("n_seeds", n_seeds, 1), check_int("n_steps", n_steps, 1)
     n_test, n_records = check_int("n_test", n_test, 1), check_int("n_records", n_records, 2)
     lr, lr_final = check_positive("lr", lr), check_positive("lr_final", lr_final)
     scales = _check_init_scales(init_scale)
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    check_bool("cache", cache)
     datasets = [induction_task(int(P[-1]), spec.L, spec.V, rng) for _ in range(n_seeds)]
     test = induction_task(n_test, spec.L, spec.V, rng)
     seed = int(rng.integers(2**62))
@@ -241,7 +237,7 @@ def induction_sweep(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random
 
 
 @dataclass
-class InductionSampling:
+class _InductionSampling:
     """MALA chains of the two-layer posterior: ``P (n_P,)``; per chain ``(n_P, n_chains, n_kept)``
     draws of the layer-1 copy weight ``c1`` and of the layer-2 induction score ``score`` (on the
     chain's training data); ``accept_rate (n_P, n_chains)``."""
@@ -252,9 +248,9 @@ class InductionSampling:
     accept_rate: np.ndarray
 
 
-def sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *,
+def _sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng: np.random.Generator, *,
                                n_chains: int = 4, n_steps: int = 1000, n_warmup: int = 500, thin: int = 10,
-                               init: dict | None = None, cache: bool = False) -> InductionSampling:
+                               init: dict | None = None, cache: bool = False) -> _InductionSampling:
     """MALA on ``exp(-U(g, K, W))`` at every ``P`` (nested data from one draw of ``rng``).
 
     Chains start from prior draws, or with ``init`` (``{"g": (n_P, L, L), "K": (n_P, V, V),
@@ -262,14 +258,13 @@ def sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng
     Step sizes adapt in the warmup (per chain), length scales are the prior standard deviations.
     Records ``c1`` and the induction score on the training data.
     """
-    P = _check_P_values(P_values)
+    P = check_int_array("P_values", P_values, 1, increasing=True)
     spec = _check_spec(spec)
     check_generator("rng", rng)
     n_chains = check_int("n_chains", n_chains, 1)
     n_steps, n_warmup, thin = check_int("n_steps", n_steps, 1), check_int("n_warmup", n_warmup, 0), \
         check_int("thin", thin, 1)
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    check_bool("cache", cache)
     if init is not None:
         init = _check_init(init, P.size, spec)
     data = induction_task(int(P[-1]), spec.L, spec.V, rng)
@@ -280,7 +275,7 @@ def sample_induction_posterior(P_values: npt.ArrayLike, spec: InductionSpec, rng
 
     params = {"P": P, "spec": dataclasses.asdict(spec), "tokens": data.tokens, "seed": seed, "init": init,
               "n_chains": n_chains, "n_steps": n_steps, "n_warmup": n_warmup, "thin": thin}
-    return _result(compute, params, "induction_posterior", cache, InductionSampling)
+    return _result(compute, params, "induction_posterior", cache, _InductionSampling)
 
 
 def _check_init(init, n_P, spec):
@@ -365,15 +360,14 @@ def sample_induction_tempering(P_values: npt.ArrayLike, spec: InductionSpec, rng
     MALA steps adapt per rung and chain in the warmup; length scales are the prior standard
     deviations. ``n_test`` held-out sequences (from ``rng``) give the accuracy.
     """
-    P = _check_P_values(P_values)
+    P = check_int_array("P_values", P_values, 1, increasing=True)
     spec = _check_spec(spec)
     check_generator("rng", rng)
     b = check_ladder(betas)
     n_chains, n_steps = check_int("n_chains", n_chains, 1), check_int("n_steps", n_steps, 1)
     n_warmup, thin = check_int("n_warmup", n_warmup, 0), check_int("thin", thin, 1)
     swap_every, n_test = check_int("swap_every", swap_every, 1), check_int("n_test", n_test, 1)
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    check_bool("cache", cache)
     if init is not None:
         init = _check_init(init, P.size, spec)
     data = induction_task(int(P[-1]), spec.L, spec.V, rng)
@@ -568,8 +562,7 @@ def sample_induction_states(P: int, spec: InductionSpec, rng: np.random.Generato
     n_chains, n_steps = check_int("n_chains", n_chains, 2), check_int("n_steps", n_steps, 1)
     n_warmup, thin = check_int("n_warmup", n_warmup, 0), check_int("thin", thin, 1)
     n_prior, n_test = check_int("n_prior", n_prior, 1000), check_int("n_test", n_test, 1)
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    check_bool("cache", cache)
     data = induction_task(P, spec.L, spec.V, rng)
     test = induction_task(n_test, spec.L, spec.V, rng)
     seed = int(rng.integers(2**62))
@@ -664,8 +657,7 @@ def map_from_states(states: InductionStates, spec: InductionSpec, *, n_steps: in
     -------
     MapFromStates
     """
-    if not isinstance(states, InductionStates):
-        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    check_instance("states", states, InductionStates)
     spec = _check_spec(spec)
     if states.g.shape[-1] != spec.L or states.K.shape[-1] != spec.V:
         raise ValueError(f"spec must have the states' sizes L = {states.g.shape[-1]}, V = {states.K.shape[-1]}")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from ..arguments import as_real_array, check_finite
+from ..arguments import as_real_array, check_finite, check_grid, check_instance
 from .induction import InductionSweep
 from .transitions import half_way_point
 
@@ -39,12 +39,7 @@ def _se(x, axis=None):
 
 def _grid_and_curves(P, y, name="y"):
     """Checked ``P (n,)`` (``> 0``, strictly increasing, ``n >= 2``) and ``y (k, n)`` (one row per curve), finite."""
-    P = as_real_array("P", P)
-    if P.ndim != 1 or P.size < 2:
-        raise ValueError(f"P must be 1-d with at least 2 entries, got shape {P.shape}")
-    check_finite("P", P)
-    if not ((P > 0).all() and (np.diff(P) > 0).all()):
-        raise ValueError("P must be > 0 and strictly increasing")
+    P = check_grid("P", P, n_min=2, positive=True, increasing=True)
     y = as_real_array(name, y)
     if y.ndim not in (1, 2) or y.shape[-1] != P.size:
         raise ValueError(f"{name} must have shape ({P.size},) or (k, {P.size}) (one column per P), got {y.shape}")
@@ -210,8 +205,7 @@ def formation_steps(sweep: InductionSweep) -> FormationSteps:
     -------
     FormationSteps
     """
-    if not isinstance(sweep, InductionSweep):
-        raise TypeError(f"sweep must be an InductionSweep, got {type(sweep).__name__}")
+    check_instance("sweep", sweep, InductionSweep)
     above = sweep.c1.mean(0) > 0.5 * (sweep.c1.max() + sweep.c1.min())
     if not above.any():
         raise ValueError("sweep has no P above the middle of its copy-weight range")

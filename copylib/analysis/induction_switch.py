@@ -3,7 +3,7 @@
 * :func:`tempering_mixing` -- whether replica exchange over the whole posterior mixes, per ``P``;
 * :func:`induction_switch` -- where the posterior moves its weight to the copying region, from the
   restricted ladders of :func:`copylib.analysis.induction.sample_induction_states`;
-* :func:`dip_ratio` -- how deep the density of the layer-1 copy weight dips between two states;
+* ``_dip_ratio`` -- how deep the density of the layer-1 copy weight dips between two states;
 * :func:`ladder_diagnostics` -- R-hat, ESS and half-chain drift (ArviZ) of every rung of the restricted ladders;
 * :func:`one_layer_switch` -- the same switch for layer 1 alone: the one-layer posterior on the ladders' sequences.
 """
@@ -18,7 +18,7 @@ import numpy.typing as npt
 import torch
 from scipy import stats
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..arguments import as_real_array, check_finite, check_instance, check_int, check_positive
 from ..inference.diagnostics import chain_diagnostics, split_rhat
 from ..inference.posterior_sampling import sample_collapsed_posterior
 from ..model.induction import InductionSpec, layer1_copy_weight
@@ -30,7 +30,7 @@ from .softmax import interpolate_crossing
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["dip_ratio", "TemperingMixing", "tempering_mixing", "InductionSwitch", "induction_switch",
+__all__ = ["TemperingMixing", "tempering_mixing", "InductionSwitch", "induction_switch",
            "LadderDiagnostics", "ladder_diagnostics", "OneLayerSwitch", "one_layer_switch"]
 
 
@@ -41,7 +41,7 @@ def _se(x, axis=None):
     return np.std(x, axis=axis, ddof=1) / np.sqrt(n)
 
 
-def dip_ratio(density: npt.ArrayLike, edges: npt.ArrayLike, c_split: float) -> np.ndarray:
+def _dip_ratio(density: npt.ArrayLike, edges: npt.ArrayLike, c_split: float) -> np.ndarray:
     """How deep the density of ``c^(1)`` dips between a state below and a state above ``c_split``.
 
     density : ``(..., n_bins)`` on the bin ``edges`` ``(n_bins + 1,)``. The peaks are the highest bins on
@@ -170,7 +170,7 @@ class InductionSwitch:
     log_odds, copy_mass : ``(n_pairs, n_grid)`` per pair of chains
     (:meth:`copylib.analysis.induction.InductionStates.log_odds`); P_sw, P25, P75 : ``(n_pairs,)`` where the
     copy mass first reaches 1/2, 1/4, 3/4 (``nan`` if never);
-    edges : the bins of the copy weight's density; dip, dip_below : ``(n_pairs,)`` :func:`dip_ratio` at the
+    edges : the bins of the copy weight's density; dip, dip_below : ``(n_pairs,)`` ``_dip_ratio`` at the
     mean ``P_sw`` and at half of it; odds_top : ``(n_pairs,)`` the log odds at ``P``; acc_gap :
     ``(n_pairs,)`` the held-out accuracy of the copying state minus the other's at ``P``.
     """
@@ -233,8 +233,7 @@ def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int 
     -------
     InductionSwitch
     """
-    if not isinstance(states, InductionStates):
-        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    check_instance("states", states, InductionStates)
     n_grid, n_bins = check_int("n_grid", n_grid, 2), check_int("n_bins", n_bins, 2)
     P = float(states.P)
     P_eff = np.geomspace(P * states.betas[1], P, n_grid)
@@ -244,8 +243,8 @@ def induction_switch(states: InductionStates, *, n_grid: int = 121, n_bins: int 
     edges = np.linspace(0, 1, n_bins + 1)
     c_split, P_sw = float(states.c_split), float(np.mean(cross[0.5]))
     if np.isfinite(P_sw):
-        dip = dip_ratio(states.c1_density(P_sw / P, edges), edges, c_split)
-        dip_below = dip_ratio(states.c1_density(P_sw / 2 / P, edges), edges, c_split)  # control: one state
+        dip = _dip_ratio(states.c1_density(P_sw / P, edges), edges, c_split)
+        dip_below = _dip_ratio(states.c1_density(P_sw / 2 / P, edges), edges, c_split)  # control: one state
     else:  # some pair of chains never reaches 1/2: no switch to look at
         dip = dip_below = np.full(log_odds.shape[0], np.nan)
     return InductionSwitch(P=P, P_eff=P_eff, log_odds=log_odds, copy_mass=1 / (1 + np.exp(-log_odds)),
@@ -305,8 +304,7 @@ def ladder_diagnostics(states: InductionStates) -> LadderDiagnostics:
     -------
     LadderDiagnostics
     """
-    if not isinstance(states, InductionStates):
-        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
+    check_instance("states", states, InductionStates)
     x = np.stack([states.c1, states.u_data], -1)  # (region, K, chains, draws, observable)
     diag = [[chain_diagnostics(x[r, k]) for k in range(x.shape[1])] for r in range(2)]
     field = {name: np.array([[getattr(d, name) for d in row] for row in diag])
@@ -355,10 +353,8 @@ def one_layer_switch(states: InductionStates, spec: InductionSpec, P_eff: npt.Ar
     -------
     OneLayerSwitch
     """
-    if not isinstance(states, InductionStates):
-        raise TypeError(f"states must be an InductionStates, got {type(states).__name__}")
-    if not isinstance(spec, InductionSpec):
-        raise TypeError(f"spec must be an InductionSpec, got {type(spec).__name__}")
+    check_instance("states", states, InductionStates)
+    check_instance("spec", spec, InductionSpec)
     P = float(states.P)
     P_eff = as_real_array("P_eff", P_eff)
     check_finite("P_eff", P_eff)

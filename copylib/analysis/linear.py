@@ -34,7 +34,15 @@ import pandas as pd
 import torch
 from scipy.optimize import minimize
 
-from ..arguments import as_real_array, check_finite, check_int, check_P_values, check_positive
+from ..arguments import (
+    as_real_array,
+    check_finite,
+    check_grid,
+    check_instance,
+    check_int,
+    check_P_values,
+    check_positive,
+)
 from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
 from ..model.network import ModelSpec
 from ..posterior.order_parameters import order_parameters
@@ -193,9 +201,7 @@ def _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs):
     if not seeds:
         raise ValueError("seeds must be non-empty")
     P_values = np.asarray(P_values)
-    scales = as_real_array("init_scales", init_scales)
-    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
-        raise ValueError(f"init_scales must be a non-empty 1-d sequence of finite values > 0, got {init_scales!r}")
+    scales = check_grid("init_scales", init_scales, positive=True)
     n_sets, n_P, n_r = len(seeds), P_values.size, scales.size
     C = np.concatenate([nested_cooccurrence(P_values, spec, np.random.default_rng(s)) for s in seeds])
     C = np.repeat(C, n_r, axis=0)
@@ -450,9 +456,7 @@ def loss_plateau(P_values: npt.ArrayLike, loss: npt.ArrayLike, pool: float, *, w
     -------
     LossPlateau
     """
-    P = as_real_array("P_values", P_values)
-    if P.ndim != 1 or P.size < 2 or not np.all(np.isfinite(P) & (P > 0)) or np.any(np.diff(P) <= 0):
-        raise ValueError(f"P_values must be 1-d, increasing, finite and > 0 with at least two values, got {P_values!r}")
+    P = check_grid("P_values", P_values, n_min=2, positive=True, increasing=True)
     y = as_real_array("loss", loss)
     if y.shape != P.shape:
         raise ValueError(f"loss must have the shape of P_values {P.shape}, got {y.shape}")
@@ -560,8 +564,7 @@ def optimisation_error(adam: QuenchedMap, *, floor_m: float = 1e-3, floor_q: flo
     -------
     OptimisationError
     """
-    if not isinstance(adam, QuenchedMap):
-        raise TypeError(f"adam must be a QuenchedMap, got {type(adam).__name__}")
+    check_instance("adam", adam, QuenchedMap)
     floor_m = check_positive("floor_m", floor_m)
     floor_q = check_positive("floor_q", floor_q)
     rel = np.stack([np.abs(adam.m - adam.m_exact) / (np.abs(adam.m_exact) + floor_m),

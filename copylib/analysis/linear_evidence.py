@@ -1,9 +1,9 @@
 """Evidence of the linear-attention chapter: error bars, z tables and their calibration, MCMC diagnostics.
 
-* :func:`diagnostics_per_group`, :func:`diagnostics_table`, :func:`diagnostics_arrays`: the
+* :func:`diagnostics_per_group`, ``_diagnostics_table``, ``_diagnostics_arrays``: the
   per-``P`` MCMC diagnostics of ``m^2``, ``q sign m`` and the energy, as a table and as arrays.
 * :func:`z_scores`: sampled summaries against a theory's moments, in standard errors.
-* :func:`excess_z`: a difference beyond a relative model-error allowance, in standard errors.
+* ``_excess_z``: a difference beyond a relative model-error allowance, in standard errors.
 * :func:`z_correlation`: the correlation matrix of a table of z's, estimated from the data-set-level values.
 * :func:`plugin_z_test`: the sampled moments against the plug-in posterior integral, with a model-error
   allowance at small ``P`` and the calibration of the z's against a null that includes their correlations.
@@ -30,7 +30,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..arguments import as_real_array, check_finite, check_instance, check_int, check_positive
 from ..inference.diagnostics import DatasetDiagnostics, ZCalibration, dataset_chain_diagnostics, studentized_z_null
 from .linear import GroupSummary
 
@@ -40,12 +40,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DiagnosticsSummary",
     "PluginZTest",
-    "diagnostics_arrays",
     "diagnostics_frame",
     "diagnostics_per_group",
     "diagnostics_summary",
-    "diagnostics_table",
-    "excess_z",
     "plugin_z_test",
     "z_correlation",
     "z_scores",
@@ -54,8 +51,7 @@ __all__ = [
     "FalseAlarm",
     "family_false_alarm",
     "moments_table",
-    "z_test_table",
-]
+    "z_test_table"]
 
 
 def diagnostics_per_group(m: npt.ArrayLike, q: npt.ArrayLike, energy: npt.ArrayLike) -> list[DatasetDiagnostics]:
@@ -72,7 +68,7 @@ def diagnostics_per_group(m: npt.ArrayLike, q: npt.ArrayLike, energy: npt.ArrayL
             for i in range(m.shape[0])]
 
 
-def diagnostics_table(rows: Sequence[DatasetDiagnostics], P_values: Sequence[float] | np.ndarray, label: str) -> str:
+def _diagnostics_table(rows: Sequence[DatasetDiagnostics], P_values: Sequence[float] | np.ndarray, label: str) -> str:
     """The text table of :func:`diagnostics_per_group` rows: worst R-hat, summed bulk and tail ESS
     and drift z of ``(m^2, q sign m, energy)``, one line per ``P``."""
     if len(rows) != len(P_values):
@@ -85,7 +81,7 @@ def diagnostics_table(rows: Sequence[DatasetDiagnostics], P_values: Sequence[flo
     return "\n".join(lines)
 
 
-def diagnostics_arrays(rows: Sequence[DatasetDiagnostics]) -> dict:
+def _diagnostics_arrays(rows: Sequence[DatasetDiagnostics]) -> dict:
     """The diagnostics of :func:`diagnostics_per_group` rows as arrays ``(n_P, 3)``.
 
     Keys: ``rhat``, ``ess_bulk``, ``ess_tail``, ``drift_z`` (as in
@@ -112,7 +108,7 @@ def z_scores(summary: GroupSummary, moments: Sequence[PluginMoments | Integrated
     return (summary.rms_m - t_m) / summary.rms_m_se, (summary.q - t_q) / summary.q_se
 
 
-def excess_z(sampled: npt.ArrayLike, se: npt.ArrayLike, theory: npt.ArrayLike, allowance: float) -> np.ndarray:
+def _excess_z(sampled: npt.ArrayLike, se: npt.ArrayLike, theory: npt.ArrayLike, allowance: float) -> np.ndarray:
     """``max(|sampled - theory| - allowance |theory|, 0) / se``: the difference beyond a relative
     model-error allowance, in standard errors (``0`` inside the allowance; ``|z|`` for ``allowance = 0``).
 
@@ -144,8 +140,7 @@ def z_correlation(summary: GroupSummary, exact_m: npt.ArrayLike) -> np.ndarray:
     summary : GroupSummary; exact_m : bool ``(n_groups,)``, the groups whose ``z_m`` is in the table.
     Returns an ``(n, n)`` array, ``n = exact_m.sum() + n_groups``.
     """
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, GroupSummary)
     exact_m = np.asarray(exact_m)
     G = summary.m2_sets.shape[0]
     if exact_m.dtype != bool or exact_m.shape != (G,):
@@ -175,7 +170,7 @@ class PluginZTest:
     allowance); z_m, z_q : ``(n_P,)`` z-scores of ``sqrt(E m^2)`` and ``E[q sign m]``; z_exact : the
     z's without allowance, ``z_m`` at ``P >= P_split`` then every ``z_q``; rel_small : sampled /
     theory - 1 of ``sqrt(E m^2)`` below ``P_split``; excess : the difference there beyond the
-    allowance, in standard errors (:func:`excess_z`); corr : the estimated correlation matrix of
+    allowance, in standard errors (``_excess_z``); corr : the estimated correlation matrix of
     ``z_exact`` (:func:`z_correlation`); calibration : ``mean(z_exact^2)`` against its simulated law
     for Student-t z's with that correlation (:func:`copylib.inference.diagnostics.studentized_z_null`).
     """
@@ -227,8 +222,7 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
     -------
     PluginZTest
     """
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, GroupSummary)
     P = as_real_array("P_values", P_values)
     if P.ndim != 1 or P.size != summary.rms_m.size or not np.all(np.isfinite(P) & (P > 0)):
         raise ValueError(f"P_values must be {summary.rms_m.size} finite values > 0, one per group, got {P_values!r}")
@@ -242,7 +236,7 @@ def plugin_z_test(summary: GroupSummary, moments: Sequence[PluginMoments | Integ
     z_exact = np.concatenate([z_m[~small], z_q])
     theory_m = np.array([t.rms_m for t in moments], dtype=float)[small]
     rel_small = summary.rms_m[small] / theory_m - 1
-    excess = excess_z(summary.rms_m[small], summary.rms_m_se[small], theory_m, allowance)
+    excess = _excess_z(summary.rms_m[small], summary.rms_m_se[small], theory_m, allowance)
     corr = z_correlation(summary, ~small)
     # one block: the z's of different P are uncorrelated in corr, so their simulated groups are independent
     calibration = studentized_z_null([corr], summary.n_sets, rng, n_sim=n_sim).calibration(z_exact)
@@ -267,7 +261,7 @@ def diagnostics_frame(rows: Sequence[DatasetDiagnostics], P_values: Sequence[flo
         ``1 + 1/ESS`` of one chain (where split R-hat sits for stationary chains), bulk and tail ESS
         summed over the data sets and the half-chain drift z, for ``m²``, ``q sgn m`` and the energy.
     """
-    arrays = diagnostics_arrays(rows)
+    arrays = _diagnostics_arrays(rows)
     if len(P_values) != len(rows):
         raise ValueError(f"rows and P_values must have the same length, got {len(rows)} and {len(P_values)}")
     columns = {"R-hat (worst)": arrays["rhat"], "R-hat (median)": arrays["median_rhat"],
@@ -283,7 +277,7 @@ class DiagnosticsSummary:
 
     P : ``(n_P,)`` sample sizes; mixed : bool ``(n_P,)``, where the chains are claimed mixed;
     rhat, ess_bulk, ess_tail, drift_z, ess_per_chain : ``(n_P, 3)`` arrays for ``(m^2, q sign m,
-    energy)`` as :func:`diagnostics_arrays` returns them; worst : the numbers the chapter quotes,
+    energy)`` as ``_diagnostics_arrays`` returns them; worst : the numbers the chapter quotes,
     as floats: ``rhat_m2``, ``rhat_q``, ``rhat_E`` (worst R-hat where mixed), ``drift`` (largest
     drift z), ``ess`` (fewest bulk or tail ESS where mixed), ``ess_chain_q``, ``ess_chain_E``
     (fewest effective draws per chain where mixed), ``rhat_q_bad`` and ``ess_q_bad`` (worst R-hat
@@ -315,7 +309,7 @@ def diagnostics_summary(rows: Sequence[DatasetDiagnostics], P_values: npt.ArrayL
     -------
     DiagnosticsSummary
     """
-    d = diagnostics_arrays(rows)
+    d = _diagnostics_arrays(rows)
     P = as_real_array("P_values", P_values)
     if P.ndim != 1 or P.size != len(rows):
         raise ValueError(f"P_values must be 1-d with one value per row ({len(rows)}), got {P_values!r}")
@@ -409,8 +403,7 @@ def family_false_alarm(n_sets: int, n_tests: int, *, threshold: float = 4.0) -> 
 
 def _P_index(P_values, summary) -> pd.Index:
     """The rows of a table of ``summary``: its sample sizes, one per group (both arguments checked)."""
-    if not isinstance(summary, GroupSummary):
-        raise TypeError(f"summary must be a GroupSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, GroupSummary)
     n = summary.rms_m.size
     P = as_real_array("P_values", P_values)
     if P.ndim != 1 or P.size != n:
@@ -472,8 +465,7 @@ def z_test_table(P_values: npt.ArrayLike, summary: GroupSummary, moments: Sequen
     pandas.DataFrame
     """
     index = _P_index(P_values, summary)
-    if not isinstance(test, PluginZTest):
-        raise TypeError(f"test must be a PluginZTest, got {type(test).__name__}")
+    check_instance("test", test, PluginZTest)
     if len(moments) != index.size or test.z_m.size != index.size:
         raise ValueError(f"moments and test must have one entry per P ({index.size})")
     return pd.DataFrame({"sampled √E m²": summary.rms_m, "s.e.": summary.rms_m_se, "plug-in": [t.rms_m for t in moments],

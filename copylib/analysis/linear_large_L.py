@@ -6,9 +6,9 @@ chains (MALA, acceptance recorded), two per data set on the same data: one start
 state (``Q = 0``), one in a copying state (large ``Q``), with ``Q = (L-1) q sign m`` the copy part of
 the attention matrix, the coordinate of the plug-in marginal:
 
-* :func:`state_logits` -- the logits ``(g, b)`` of an attention matrix ``m J/L + q (T - J/L)`` (a start);
-* :func:`sample_paired_starts` -- the chains at several ``P``, both starts on each data set, in one batch;
-* :func:`compare_starts` -- per ``P``: the chain means of each start, whether the starts meet (their
+* ``_state_logits`` -- the logits ``(g, b)`` of an attention matrix ``m J/L + q (T - J/L)`` (a start);
+* ``_sample_paired_starts`` -- the chains at several ``P``, both starts on each data set, in one batch;
+* ``_compare_starts`` -- per ``P``: the chain means of each start, whether the starts meet (their
   paired difference against its standard error over data sets), the pooled mean against the plug-in
   posterior's, acceptance, R-hat within data sets, ESS and drift;
 * :func:`sample_near_switch` -- the whole measurement at one ``L``, at sizes relative to the ``fluct``
@@ -28,7 +28,7 @@ import numpy.typing as npt
 import pandas as pd
 import torch
 
-from ..arguments import as_real_array, check_finite, check_int
+from ..arguments import as_real_array, check_finite, check_grid, check_int
 from ..inference.diagnostics import dataset_chain_diagnostics
 from ..inference.posterior_sampling import sample_collapsed_posterior
 from ..model.network import ModelSpec, check_spec
@@ -38,11 +38,11 @@ from ..posterior.order_parameters import attention_from_order_parameters
 from ..theory.linear import first_order_point
 from ..theory.linear_marginal import plugin_posterior_marginal, plugin_posterior_moments
 
-__all__ = ["BarrierGridError", "PairedChains", "StartComparison", "NearSwitch", "barrier_grid_error", "compare_starts",
-           "sample_near_switch", "sample_paired_starts", "state_logits"]
+__all__ = ["BarrierGridError", "PairedChains", "StartComparison", "NearSwitch", "barrier_grid_error",
+           "sample_near_switch"]
 
 #: |paired difference| / s.e. above this: the two starts have not met (a two-sided 4-sigma test per P)
-MEET_Z = 4.0
+_MEET_Z = 4.0
 
 
 def _finite_scalar(name: str, x) -> float:
@@ -52,7 +52,7 @@ def _finite_scalar(name: str, x) -> float:
     return float(x)
 
 
-def state_logits(m: float, Q: float, L: int) -> tuple[np.ndarray, float]:
+def _state_logits(m: float, Q: float, L: int) -> tuple[np.ndarray, float]:
     """Logits ``(g, b)`` of linear attention ``A = m J/L + q (T - J/L)`` with ``q = Q / (L - 1)``.
 
     Linear attention is ``A = (g + b J) / L``; the bias is set to zero and the whole matrix put in
@@ -66,7 +66,7 @@ def state_logits(m: float, Q: float, L: int) -> tuple[np.ndarray, float]:
 
 @dataclass(frozen=True)
 class PairedChains:
-    """Chains from two starts on the same data sets (:func:`sample_paired_starts`).
+    """Chains from two starts on the same data sets (``_sample_paired_starts``).
 
     P : array ``(n_P,)``; Q, abs_m : arrays ``(n_P, n_data, 2, n)`` (size, data set, start: 0 pooling,
     1 copying, draw) of ``Q = (L-1) q sign m`` and ``|m|``; accept : ``(n_P, n_data, 2)`` acceptance
@@ -80,7 +80,7 @@ class PairedChains:
     starts: tuple
 
 
-def sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, n_steps: int, *, n_warmup: int,
+def _sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, n_steps: int, *, n_warmup: int,
                          thin: int, seed: int, starts: tuple[tuple[float, float], tuple[float, float]],
                          n_leapfrog: int = 1, cache: bool = False) -> PairedChains:
     """Metropolis-adjusted chains on the collapsed posterior, a pooling and a copying start per data set.
@@ -92,10 +92,10 @@ def sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, 
     ``target_accept = 0.75`` (the copy part ``Q`` is one soft direction among ``L^2``, which MALA's
     diffusion crosses slowly and HMC's trajectories cross ballistically). Every proposal passes a
     Metropolis test, so the step size biases nothing. ``starts`` gives ``(m, Q)`` of the pooling and
-    of the copying start (:func:`state_logits`); ``cache`` as in
+    of the copying start (``_state_logits``); ``cache`` as in
     :func:`~copylib.inference.posterior_sampling.sample_collapsed_posterior`.
     """
-    spec = check_spec(spec, kind="linear", theory="sample_paired_starts")
+    spec = check_spec(spec, kind="linear", theory="_sample_paired_starts")
     if spec.causal:
         raise ValueError("spec must be cyclic (causal=False): Q is the copy part of the cyclic task")
     P_values = [check_int("P", P, minimum=1) for P in np.atleast_1d(P_values)]
@@ -106,7 +106,7 @@ def sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, 
     rng = np.random.default_rng(seed)
     C = np.stack([cooccurrence(copy_task(P, L, V, rng)[0]) for P in P_values for _ in range(n_data)])
     C = np.repeat(C, 2, axis=0)  # chain = (P, data set, start)
-    (g0, b0), (g1, b1) = (state_logits(m, Q, L) for m, Q in starts)
+    (g0, b0), (g1, b1) = (_state_logits(m, Q, L) for m, Q in starts)
     init = {"g": np.tile(np.stack([g0, g1]), (len(C) // 2, 1, 1)), "b": np.tile([b0, b1], len(C) // 2)}
     n_leapfrog = check_int("n_leapfrog", n_leapfrog, 1)
     moves = dict(adapt_scales=True) if n_leapfrog == 1 else dict(n_leapfrog=n_leapfrog, target_accept=0.75)
@@ -121,7 +121,7 @@ def sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, 
 
 @dataclass(frozen=True)
 class StartComparison:
-    """Two starts on the same data sets against each other and the plug-in posterior (:func:`compare_starts`).
+    """Two starts on the same data sets against each other and the plug-in posterior (``_compare_starts``).
 
     All arrays ``(n_P,)``. mean_pool, mean_copy : the chain means of each start averaged over data sets;
     paired_d, paired_err : their difference (pooling minus copying start) and its standard error
@@ -153,8 +153,8 @@ class StartComparison:
 
     @property
     def meet(self) -> np.ndarray:
-        """Whether the two starts agree within ``MEET_Z`` standard errors, per ``P``."""
-        return np.abs(self.meet_z) < MEET_Z
+        """Whether the two starts agree within ``_MEET_Z`` standard errors, per ``P``."""
+        return np.abs(self.meet_z) < _MEET_Z
 
     def frame(self) -> pd.DataFrame:
         """One row per ``P``."""
@@ -162,7 +162,7 @@ class StartComparison:
         return pd.DataFrame({n: getattr(self, n) for n in names}, index=pd.Index(self.P.astype(int), name="P"))
 
 
-def compare_starts(x: npt.ArrayLike, plugin: npt.ArrayLike, accept: npt.ArrayLike, P: npt.ArrayLike,
+def _compare_starts(x: npt.ArrayLike, plugin: npt.ArrayLike, accept: npt.ArrayLike, P: npt.ArrayLike,
                    plugin_slope: npt.ArrayLike | None = None) -> StartComparison:
     """Chain means of two starts, whether they meet, their diagnostics and the plug-in comparison.
 
@@ -271,13 +271,11 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
     2. The plug-in posterior (:func:`copylib.theory.linear_marginal.plugin_posterior_moments`, default
        grid) at every size and at ``P e^{+-0.02}`` (its slope in ``ln P``); the starts are its pooling state at the smallest size (``E|m|`` there,
        ``Q = 0``) and its copying state at the largest (``E|m|`` and ``(L-1) E[q sign m]`` there).
-    3. :func:`sample_paired_starts` (``n_leapfrog``: MALA or HMC) and :func:`compare_starts` of ``Q``
+    3. ``_sample_paired_starts`` (``n_leapfrog``: MALA or HMC) and ``_compare_starts`` of ``Q``
        and of ``|m|``.
     """
     L, V = check_int("L", L, 4), check_int("V", V, 2)
-    f = as_real_array("P_over_P2", P_over_P2)
-    if f.ndim != 1 or f.size < 1 or not (np.isfinite(f) & (f > 0)).all() or not (np.diff(f) > 0).all():
-        raise ValueError(f"P_over_P2 must be positive, finite and increasing, got {f}")
+    f = check_grid("P_over_P2", P_over_P2, positive=True, increasing=True)
     n_data, n_steps = check_int("n_data", n_data, 2), check_int("n_steps", n_steps, 1)
     spec = ModelSpec(L=L, V=V, kind="linear")
     P2 = first_order_point(spec, "fluct").P2
@@ -290,17 +288,17 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
     slope_Q, slope_m = (np.array([(get(hi) - get(lo)) / 0.04 for lo, hi in zip(*side)])
                         for get in (lambda mo: (L - 1) * mo.q, lambda mo: mo.abs_m))
     starts = ((moments[0].abs_m, 0.0), (moments[-1].abs_m, (L - 1) * moments[-1].q))
-    chains = sample_paired_starts(Ps, spec, n_data, n_steps, n_warmup=n_warmup, thin=thin, seed=seed, starts=starts,
+    chains = _sample_paired_starts(Ps, spec, n_data, n_steps, n_warmup=n_warmup, thin=thin, seed=seed, starts=starts,
                                   n_leapfrog=n_leapfrog, cache=cache)
     plugin_Q = np.array([(L - 1) * mo.q for mo in moments])
     plugin_m = np.array([mo.abs_m for mo in moments])
     return NearSwitch(L=L, P2=float(P2), P=chains.P, starts=chains.starts,
-                      Q=compare_starts(chains.Q, plugin_Q, chains.accept, chains.P, slope_Q),
-                      abs_m=compare_starts(chains.abs_m, plugin_m, chains.accept, chains.P, slope_m), chains=chains)
+                      Q=_compare_starts(chains.Q, plugin_Q, chains.accept, chains.P, slope_Q),
+                      abs_m=_compare_starts(chains.abs_m, plugin_m, chains.accept, chains.P, slope_m), chains=chains)
 
 
 #: the quadrature points of the plug-in marginal and their defaults (:func:`plugin_posterior_marginal`)
-GRID_POINTS = {"n_m": 81, "n_q": 161, "n_row": 24, "n_rest": 16}
+_GRID_POINTS = {"n_m": 81, "n_q": 161, "n_row": 24, "n_rest": 16}
 
 
 @dataclass(frozen=True)
@@ -335,7 +333,7 @@ def barrier_grid_error(P: float, spec: ModelSpec, *, factor: int = 2, **grid: fl
     if base.modes.size < 2:
         raise ValueError(f"the Q marginal at P = {P} must have two modes for a barrier, found {base.modes.size}")
     refined = {}
-    for name, default in GRID_POINTS.items():
+    for name, default in _GRID_POINTS.items():
         n = int(grid.get(name, default))
         finer = factor * (n - 1) + 1 if name in ("n_m", "n_q") else factor * n
         refined[name] = plugin_posterior_marginal(P, spec, "Q", **{**grid, name: finer}).barrier

@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..arguments import as_real_array, check_int, check_positive
-from ..model.network import ModelSpec
+from ..arguments import check_grid, check_int, check_positive
+from ..model.network import ModelSpec, check_spec
 from ..theory import linear as linear_theory
 from ..theory.linear_marginal import PluginSwitch, plugin_posterior_moments, plugin_posterior_switch
 from .linear import posterior_copy_share
@@ -88,8 +88,7 @@ def threshold_versions(spec: ModelSpec, versions: Sequence[str] = ("mean_field",
     -------
     ThresholdVersions
     """
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    check_spec(spec)
     if isinstance(versions, str):
         raise TypeError("versions must be a sequence of version names, got a single string")
     versions = tuple(versions)
@@ -325,9 +324,7 @@ def posterior_onset_scan(sizes: Sequence[tuple[int, int]], f: npt.ArrayLike, **g
     for Ls, Vs in sizes:
         check_int("L", Ls, 4)
         check_int("V", Vs, 2)
-    f = as_real_array("f", f)
-    if f.ndim != 1 or f.size < 2 or not np.all(np.isfinite(f) & (f > 0)) or np.any(np.diff(f) <= 0):
-        raise ValueError(f"f must be 1-d, increasing, finite and > 0 with at least two values, got {f!r}")
+    f = check_grid("f", f, n_min=2, positive=True, increasing=True)
     i_half, i_one = (int(np.argmin(np.abs(np.log(f / x)))) for x in (0.5, 1.0))
     rows = {}
     for Ls, Vs in sizes:
@@ -460,10 +457,7 @@ def copy_share_curves(P2: dict, V: int, rel: npt.ArrayLike, rel_post: npt.ArrayL
     V = check_int("V", V, 2)
     arrays = {}
     for name, x in (("rel", rel), ("rel_post", rel_post)):
-        x = as_real_array(name, x)
-        if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x) & (x > 0)) or np.any(np.diff(x) <= 0):
-            raise ValueError(f"{name} must be a non-empty, increasing 1-d array of finite values > 0, got {x!r}")
-        arrays[name] = x
+        arrays[name] = check_grid(name, x, positive=True, increasing=True)
     if not isinstance(P2, dict) or not P2 or any(not isinstance(d, dict) for d in P2.values()):
         raise ValueError("P2 must be a non-empty dict {version: {L: P2}}")
     L_minimum = [check_int("L_minimum", Lb, 4) for Lb in L_minimum]

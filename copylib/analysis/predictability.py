@@ -12,7 +12,7 @@ The observables at the book's thresholds: :func:`linear_copy_observables` (copy
 share of the plug-in posterior means of linear attention and the posterior
 variance of the copy amplitude) and :func:`softmax_copy_observables` (mean and
 variance of the softmax copy weight under its plug-in marginal);
-:func:`copy_share_of_chains` is the copy share of sampled chains with its error.
+``_copy_share_of_chains`` is the copy share of sampled chains with its error.
 
 What the forecasting chapter computes from them: :func:`window_forecasts` (both
 forecasters on windows of observations below a threshold),
@@ -33,7 +33,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..arguments import as_paired_arrays, as_real_array, check_finite, check_generator, check_int, check_positive
+from ..arguments import (
+    as_paired_arrays,
+    as_real_array,
+    check_finite,
+    check_generator,
+    check_grid,
+    check_int,
+    check_positive,
+)
 from ..model.network import ModelSpec
 from ..theory.linear import copy_share
 from ..theory.linear_marginal import plugin_posterior_moments
@@ -47,7 +55,7 @@ from ..theory.softmax_marginal import (
 from .softmax import basin_mean
 
 __all__ = ["Forecast", "power_law_forecast", "susceptibility_forecast", "linear_copy_observables",
-           "softmax_copy_observables", "copy_share_of_chains", "WindowForecasts", "window_forecasts",
+           "softmax_copy_observables", "WindowForecasts", "window_forecasts",
            "FiniteSizeForecast", "finite_size_forecast", "SampledObservable", "sampled_copy_observable",
            "SampledVariance", "sampled_variance"]
 
@@ -148,7 +156,7 @@ def softmax_copy_observables(P: float, spec: ModelSpec, cumulants: RowCumulants)
     return float(marginal.mean()), float(marginal.var())
 
 
-def copy_share_of_chains(Q: npt.ArrayLike, M: npt.ArrayLike) -> tuple[float, float]:
+def _copy_share_of_chains(Q: npt.ArrayLike, M: npt.ArrayLike) -> tuple[float, float]:
     """Copy share ``Q/(M + Q)`` of the means over chains, with its standard error.
 
     Q, M : arrays ``(n_chains,)``, ``n_chains >= 2``, finite, one value per chain:
@@ -277,10 +285,7 @@ def finite_size_forecast(L: int, V: int, window: npt.ArrayLike, rng: np.random.G
     """
     check_generator("rng", rng)
     rel_step = check_positive("rel_step", rel_step)
-    window = as_real_array("window", window)
-    check_finite("window", window)
-    if window.ndim != 1 or window.size < 2 or np.any(window <= 0) or np.any(np.diff(window) <= 0):
-        raise ValueError(f"window must be >= 2 increasing fractions > 0, got {window!r}")
+    window = check_grid("window", window, n_min=2, positive=True, increasing=True)
     spec = ModelSpec(L=L, V=V, kind="softmax")
     cum = row_cumulants(spec, rng, **cumulant_kwargs)
     row = finite_size_row(spec, cum, P_range=P_range, n_coarse=n_coarse, rel_step=rel_step)
@@ -318,7 +323,7 @@ def sampled_copy_observable(observable: str, samples: Mapping[str, np.ndarray], 
     Parameters
     ----------
     observable : ``"copy_share"`` or ``"copy_weight"``
-        ``"copy_share"`` (linear attention): the copy share of the chain means (:func:`copy_share_of_chains`, from
+        ``"copy_share"`` (linear attention): the copy share of the chain means (``_copy_share_of_chains``, from
         ``samples["m"]`` and ``samples["q"]``); ``"copy_weight"`` (softmax attention): the mean copy weight
         (``samples["c"]``) with its jackknife error over chains
         (:func:`copylib.analysis.softmax.basin_mean`).
@@ -352,7 +357,7 @@ def sampled_copy_observable(observable: str, samples: Mapping[str, np.ndarray], 
             if m.shape[0] != n_chains:
                 raise ValueError(f"samples must hold n_chains = {n_chains} chains per sample size")
             # the share of the pooled per-chain means, with its s.e. by the delta method over chains
-            sampled, se_ = copy_share_of_chains((L - 1) * (q * np.sign(m)).mean(-1), np.abs(m).mean(-1))
+            sampled, se_ = _copy_share_of_chains((L - 1) * (q * np.sign(m)).mean(-1), np.abs(m).mean(-1))
         else:
             c = np.asarray(samples["c"][sl])
             if c.shape[0] != n_chains:

@@ -33,7 +33,7 @@ import numpy.typing as npt
 from scipy.optimize import brentq
 from scipy.stats import t as student_t
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive
+from ..arguments import as_real_array, check_finite, check_instance, check_int, check_positive
 from ..model.network import ModelSpec
 from ..theory import linear as lt
 from ..theory import softmax as st
@@ -428,8 +428,7 @@ def fixed_variance_identity(fixed: FixedVarianceThresholds, L_values: npt.ArrayL
     ``(len(L_values), 1 + len(fixed.at_V))`` (columns: ``P1_mean_field``, then
     ``fixed.at_V`` in order): zero up to the root finders' tolerances.
     """
-    if not isinstance(fixed, FixedVarianceThresholds):
-        raise TypeError(f"fixed must be a FixedVarianceThresholds, got {type(fixed).__name__}")
+    check_instance("fixed", fixed, FixedVarianceThresholds)
     Ls = _check_sizes("L_values", L_values, 3)
     if not np.isin(Ls, fixed.L).all():
         raise ValueError(f"L_values must be sizes of fixed.L {fixed.L.tolist()}, got {Ls.tolist()}")

@@ -125,8 +125,7 @@ def planted_init(Delta: npt.ArrayLike, C: npt.ArrayLike, spec: ModelSpec) -> dic
     attention for each run's data (:func:`copylib.posterior.evidence.optimal_readout`).
     Drop ``"W"`` to start the collapsed sampler.
     """
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a copylib.ModelSpec, got {type(spec).__name__}")
+    check_spec(spec)
     C = as_real_array("C", C)
     if C.ndim != 5 or C.shape[1:] != (spec.L, spec.L, spec.V, spec.V):
         raise ValueError(f"C must have shape (R, {spec.L}, {spec.L}, {spec.V}, {spec.V}), got {C.shape}")

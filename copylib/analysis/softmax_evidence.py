@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..arguments import as_real_array, check_int
+from ..arguments import as_real_array, check_generator, check_instance, check_int
 from ..inference.diagnostics import chain_diagnostics, grouped_rhat
 from ..model.network import ModelSpec, check_spec
 from ..model.statistics import cooccurrence
@@ -529,8 +529,7 @@ def plugin_evidence_error(spec: ModelSpec, P: int, c_ref: float, states: Mapping
     spec = check_spec(spec, kind="softmax", theory="plugin_evidence_error")
     P = check_int("P", P, 1)
     n_data = check_int("n_data", n_data, 2)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_generator("rng", rng)
     if not hasattr(states, "items") or len(states) == 0:
         raise TypeError(f"states must be a non-empty mapping name -> copy weight, got {states!r}")
     for name, c in (("c_ref", c_ref), *(("states", c) for c in states.values())):
@@ -574,8 +573,7 @@ def finite_size_figure(summary: FiniteSizeSummary, saddle_points: Mapping[str, M
     -------
     matplotlib.figure.Figure
     """
-    if not isinstance(summary, FiniteSizeSummary):
-        raise TypeError(f"summary must be a FiniteSizeSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, FiniteSizeSummary)
     if not hasattr(saddle_points, "items") or not 1 <= len(saddle_points) <= 2:
         raise TypeError(f"saddle_points must map one or two versions to mappings L -> P3, got {saddle_points!r}")
     L_jump, bar, err, win = summary.L, summary.barrier, summary.barrier_err, summary.window

@@ -6,16 +6,16 @@ The softmax chapter's numbers at ``L >= 40`` come from the plug-in marginal of t
 :func:`copylib.analysis.softmax.sample_two_starts` returns them), what the plug-in marginal predicts
 there:
 
-* :func:`basin_weights` -- per sample size, the copy share (the weight of the copy basin, draws
+* ``_basin_weights`` -- per sample size, the copy share (the weight of the copy basin, draws
   with ``c >= c_div``) pooled over data sets with a jackknife error, its log-odds (the free-energy
   difference of the two basins), the spread of that log-odds between data sets with the chains'
   sampling noise removed (measured from the two chains of each data set), the basin means of ``c``
   and the jump between them, the paired difference of the two starts, and the crossings of ``c_div``;
-* :func:`log_odds_slope` -- the change of the log-odds per unit of ``ln P`` (the sharpness of the
+* ``_log_odds_slope`` -- the change of the log-odds per unit of ``ln P`` (the sharpness of the
   jump), by least squares with its error;
-* :func:`bin_barrier` -- the barrier of ``-ln p(c)`` above either basin's lowest point, from masses
+* ``_bin_barrier`` -- the barrier of ``-ln p(c)`` above either basin's lowest point, from masses
   in bins of ``c`` (the same estimate from sampled draws and from the plug-in marginal);
-* :func:`sampled_bin_barrier` -- that barrier from draws of chains grouped by data set, with a
+* ``_bin_barrier`` -- that barrier from draws of chains grouped by data set, with a
   leave-one-data-set-out jackknife error;
 * :func:`compare_with_plugin` -- all of these against the plug-in marginal at the same sizes, with
   z-scores that combine the sampling error with the plug-in's numerical error (two Sobol sets);
@@ -34,7 +34,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..arguments import as_paired_arrays, as_real_array, check_finite, check_int, check_positive
+from ..arguments import (
+    as_paired_arrays,
+    as_real_array,
+    check_finite,
+    check_grid,
+    check_instance,
+    check_int,
+    check_positive,
+)
 from ..model.network import ModelSpec, check_spec
 from ..theory.softmax_marginal import (
     FiniteSizeRow,
@@ -46,8 +54,7 @@ from ..theory.softmax_marginal import (
 from .softmax import basin_mean, sample_two_starts
 from .softmax_evidence import ChainConvergence, chain_convergence
 
-__all__ = ["BasinWeights", "NearP3", "PluginComparison", "basin_weights", "bin_barrier", "compare_with_plugin",
-           "log_odds_slope", "plugin_jump", "sample_near_p3", "sampled_bin_barrier"]
+__all__ = ["BasinWeights", "NearP3", "PluginComparison", "compare_with_plugin", "plugin_jump", "sample_near_p3"]
 
 
 def _c_div(c_div) -> float:
@@ -80,7 +87,7 @@ def _jackknife(replicates: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class BasinWeights:
-    """The two basins of the copy weight in paired chains at several sample sizes: see :func:`basin_weights`.
+    """The two basins of the copy weight in paired chains at several sample sizes: see ``_basin_weights``.
 
     Attributes
     ----------
@@ -137,7 +144,7 @@ class BasinWeights:
         return self.crossings.reshape(len(self.P), -1).min(1)
 
 
-def basin_weights(draws: Mapping[float, npt.ArrayLike | tuple], c_div: float) -> BasinWeights:
+def _basin_weights(draws: Mapping[float, npt.ArrayLike | tuple], c_div: float) -> BasinWeights:
     """Basin weights, their data-set spread, the jump of ``c`` and the crossings of paired chains.
 
     Parameters
@@ -208,7 +215,7 @@ def basin_weights(draws: Mapping[float, npt.ArrayLike | tuple], c_div: float) ->
     return BasinWeights(P=np.array(Ps, dtype=float), c_div=c_div, spread_data=spread_data, **arr)
 
 
-def log_odds_slope(P_values: npt.ArrayLike, log_odds: npt.ArrayLike, err: npt.ArrayLike | None = None
+def _log_odds_slope(P_values: npt.ArrayLike, log_odds: npt.ArrayLike, err: npt.ArrayLike | None = None
                    ) -> tuple[float, float]:
     """The slope of the log-odds against ``ln P`` (the sharpness of the jump) and its error.
 
@@ -242,13 +249,10 @@ def log_odds_slope(P_values: npt.ArrayLike, log_odds: npt.ArrayLike, err: npt.Ar
 
 
 def _edges(edges) -> np.ndarray:
-    edges = as_real_array("edges", edges)
-    if edges.ndim != 1 or edges.size < 4 or not np.isfinite(edges).all() or not (np.diff(edges) > 0).all():
-        raise ValueError("edges must be at least 4 finite, strictly increasing bin edges")
-    return edges
+    return check_grid("edges", edges, n_min=4, increasing=True)
 
 
-def bin_barrier(mass: npt.ArrayLike, edges: npt.ArrayLike, c_div: float) -> tuple[float, float]:
+def _bin_barrier(mass: npt.ArrayLike, edges: npt.ArrayLike, c_div: float) -> tuple[float, float]:
     """The barrier of ``Omega = -ln(mass / width)`` in bins of ``c``, above either side's lowest bin.
 
     The barrier is ``Omega`` of the bin holding ``c_div``; the sides are the bins entirely below
@@ -274,15 +278,15 @@ def bin_barrier(mass: npt.ArrayLike, edges: npt.ArrayLike, c_div: float) -> tupl
         return float(omega[k] - omega[:k].min()), float(omega[k] - omega[k + 1:].min())
 
 
-def sampled_bin_barrier(c: npt.ArrayLike, edges: npt.ArrayLike, c_div: float
+def _sampled_bin_barrier(c: npt.ArrayLike, edges: npt.ArrayLike, c_div: float
                         ) -> tuple[tuple[float, float], tuple[float, float]]:
-    """:func:`bin_barrier` of the histogram of paired chains' draws, with a jackknife error over data sets.
+    """``_bin_barrier`` of the histogram of paired chains' draws, with a jackknife error over data sets.
 
     Parameters
     ----------
     c : array ``(n_data >= 2, 2, n >= 2)``
         Copy weights (data set, start, draw), all chains pooled into one histogram.
-    edges, c_div : as :func:`bin_barrier`
+    edges, c_div : as ``_bin_barrier``
 
     Returns
     -------
@@ -293,8 +297,8 @@ def sampled_bin_barrier(c: npt.ArrayLike, edges: npt.ArrayLike, c_div: float
     c = _paired("c", c)
     edges = _edges(edges)
     counts = np.stack([np.histogram(c[d], bins=edges)[0] for d in range(c.shape[0])]).astype(float)
-    total = bin_barrier(counts.sum(0), edges, c_div)
-    reps = np.array([bin_barrier(counts.sum(0) - counts[d], edges, c_div) for d in range(c.shape[0])])
+    total = _bin_barrier(counts.sum(0), edges, c_div)
+    reps = np.array([_bin_barrier(counts.sum(0) - counts[d], edges, c_div) for d in range(c.shape[0])])
     errs = tuple(_jackknife(reps[:, j]) if np.isfinite(reps[:, j]).all() else math.nan for j in range(2))
     return total, errs
 
@@ -356,7 +360,7 @@ def compare_with_plugin(draws: Mapping[float, npt.ArrayLike | tuple], spec: Mode
     Parameters
     ----------
     draws : mapping ``P -> c`` or ``P -> (c, ...)``
-        As :func:`basin_weights`.
+        As ``_basin_weights``.
     spec : ModelSpec
         Softmax, cyclic; the ``L`` of the chains.
     cumulants : pair of RowCumulants
@@ -366,7 +370,7 @@ def compare_with_plugin(draws: Mapping[float, npt.ArrayLike | tuple], spec: Mode
     at : one of the ``P`` of ``draws``
         Where the barrier and the jump are compared.
     edges : array, optional
-        Bin edges of ``c`` for the barrier (:func:`bin_barrier`); default ``0, 0.01, ..., 0.4``.
+        Bin edges of ``c`` for the barrier (``_bin_barrier``); default ``0, 0.01, ..., 0.4``.
 
     Returns
     -------
@@ -379,7 +383,7 @@ def compare_with_plugin(draws: Mapping[float, npt.ArrayLike | tuple], spec: Mode
     spec = check_spec(spec, kind="softmax", theory="compare_with_plugin")
     if len(cumulants) != 2:
         raise ValueError(f"cumulants must be a pair of RowCumulants (two Sobol sets), got {len(cumulants)} items")
-    weights = basin_weights(draws, c_div)
+    weights = _basin_weights(draws, c_div)
     if at not in draws:
         raise ValueError(f"at must be one of the P of draws {sorted(draws)}, got {at!r}")
     edges = _edges(np.linspace(0.0, 0.4, 41) if edges is None else edges)
@@ -399,13 +403,13 @@ def compare_with_plugin(draws: Mapping[float, npt.ArrayLike | tuple], spec: Mode
         add("copy share", P, weights.share[k], weights.share_err[k], share[0][k], share[1][k])
     if len(Ps) >= 2:
         e = weights.log_odds_err
-        slope, slope_err = log_odds_slope(Ps, weights.log_odds, e if (e > 0).all() else None)
-        theory = [log_odds_slope(Ps, np.log(s / (1 - s)))[0] for s in share]
+        slope, slope_err = _log_odds_slope(Ps, weights.log_odds, e if (e > 0).all() else None)
+        theory = [_log_odds_slope(Ps, np.log(s / (1 - s)))[0] for s in share]
         add("log-odds slope", np.exp(np.mean(np.log(Ps))), slope, slope_err, *theory)
     k = Ps.index(at)
     c_at = draws[at][0] if isinstance(draws[at], tuple) else draws[at]
-    (pool, copy), (e_pool, e_copy) = sampled_bin_barrier(c_at, edges, c_div)
-    theory = [bin_barrier([ms[k].mass(a, b) for a, b in zip(edges[:-1], edges[1:])], edges, c_div) for ms in margs]
+    (pool, copy), (e_pool, e_copy) = _sampled_bin_barrier(c_at, edges, c_div)
+    theory = [_bin_barrier([ms[k].mass(a, b) for a, b in zip(edges[:-1], edges[1:])], edges, c_div) for ms in margs]
     add("barrier from pooling", at, pool, e_pool, theory[0][0], theory[1][0])
     add("barrier from copy", at, copy, e_copy, theory[0][1], theory[1][1])
     jump = [ms[k].mean("c", c_div, np.inf) - ms[k].mean("c", -np.inf, c_div) for ms in margs]
@@ -495,8 +499,7 @@ def plugin_jump(row: FiniteSizeRow, spec: ModelSpec, cumulants: RowCumulants) ->
     with ``spec`` and ``cumulants``, as :func:`~copylib.theory.softmax_marginal.finite_size_cumulants`
     returns them) is split at the barrier ``row.barrier``; ``row`` must have a first-order point.
     """
-    if not isinstance(row, FiniteSizeRow):
-        raise TypeError(f"row must be a FiniteSizeRow, got {type(row).__name__}")
+    check_instance("row", row, FiniteSizeRow)
     if not (math.isfinite(row.P3) and 0 < row.barrier < 1):
         raise ValueError(f"row must have a first-order point (finite P3, barrier in (0, 1)), got P3 = {row.P3}, "
                          f"barrier = {row.barrier}")

@@ -28,7 +28,7 @@ from types import MappingProxyType
 import numpy as np
 from scipy import stats
 
-from ..arguments import check_int, check_positive
+from ..arguments import check_instance, check_int, check_positive
 from ..inference.diagnostics import StudentizedZNull, z_calibration
 from ..theory.softmax_marginal import FiniteSizeRow
 from .softmax import DoubleMinimum
@@ -107,8 +107,7 @@ def finite_size_numbers(summary: FiniteSizeSummary, rows: Mapping[int, tuple[Fin
     -------
     FiniteSizeNumbers
     """
-    if not isinstance(summary, FiniteSizeSummary):
-        raise TypeError(f"summary must be a FiniteSizeSummary, got {type(summary).__name__}")
+    check_instance("summary", summary, FiniteSizeSummary)
     if not hasattr(rows, "items") or len(rows) == 0 or not all(
             len(p) == 2 and all(isinstance(r, FiniteSizeRow) for r in p) for p in rows.values()):
         raise TypeError("rows must be a non-empty mapping L -> (FiniteSizeRow, FiniteSizeRow)")
@@ -243,10 +242,8 @@ def z_table_numbers(comparison: BranchComparison, null: StudentizedZNull, n_sets
     -------
     ZTableNumbers
     """
-    if not isinstance(comparison, BranchComparison):
-        raise TypeError(f"comparison must be a BranchComparison, got {type(comparison).__name__}")
-    if not isinstance(null, StudentizedZNull):
-        raise TypeError(f"null must be a StudentizedZNull, got {type(null).__name__}")
+    check_instance("comparison", comparison, BranchComparison)
+    check_instance("null", null, StudentizedZNull)
     n_sets = check_int("n_sets", n_sets, 4)
     limit = check_positive("limit", limit)
     z = comparison.z
@@ -329,10 +326,8 @@ def large_L_numbers(near: NearP3, reference: PluginComparison, *, reference_shar
     -------
     LargeLNumbers
     """
-    if not isinstance(near, NearP3):
-        raise TypeError(f"near must be a NearP3, got {type(near).__name__}")
-    if not isinstance(reference, PluginComparison):
-        raise TypeError(f"reference must be a PluginComparison, got {type(reference).__name__}")
+    check_instance("near", near, NearP3)
+    check_instance("reference", reference, PluginComparison)
     if reference.L == near.L:
         raise ValueError(f"reference must be at another L than near (both L = {near.L})")
     reference_sharpness = check_positive("reference_sharpness", reference_sharpness)

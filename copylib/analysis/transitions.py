@@ -18,7 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..arguments import as_real_array, check_finite, check_int
+from ..arguments import as_real_array, check_finite, check_grid, check_int
+
+__all__ = ["geometric_grid", "half_way_point", "largest_drop", "refine_largest_drop", "RefinementSummary",
+           "steepest_rise", "step_concentration", "summarise_refinement"]
 
 
 def geometric_grid(P_min: int, P_max: int, n: int) -> np.ndarray:
@@ -34,11 +37,7 @@ def geometric_grid(P_min: int, P_max: int, n: int) -> np.ndarray:
 
 
 def _check_series(name: str, values) -> np.ndarray:
-    values = as_real_array(name, values)
-    if values.ndim != 1 or values.size < 2:
-        raise ValueError(f"{name} must be 1-d with at least 2 entries, got shape {values.shape}")
-    check_finite(name, values)
-    return values
+    return check_grid(name, values, n_min=2)
 
 
 def largest_drop(values: npt.ArrayLike) -> tuple[int, float]:

@@ -22,7 +22,7 @@ chains of ``n`` draws, trailing dimensions are separate observables.
   estimated from a few independent groups (data sets), so that the z's have
   Student-t tails: the simulated law of ``mean(z^2)`` and of ``max |z|``.
 
-Thresholds (``RHAT_MAX``, ``ESS_MIN``) are the ones Vehtari et al.
+Thresholds (``_RHAT_MAX``, ``_ESS_MIN``) are the ones Vehtari et al.
 recommend: R-hat below 1.01 and at least 100 effective draws per chain for four
 chains, i.e. 400 in total, for bulk and tail alike.
 """
@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from ..arguments import as_real_array, check_finite
+from ..arguments import as_real_array, check_finite, check_generator
 
 
 def _az():
@@ -51,14 +51,14 @@ def _az():
 
     return arviz
 
-__all__ = ["RHAT_MAX", "ESS_MIN", "ChainDiagnostics", "chain_diagnostics", "split_rhat", "effective_sample_size",
+__all__ = ["ChainDiagnostics", "chain_diagnostics", "split_rhat", "effective_sample_size",
            "mcse_mean", "half_drift_z", "DatasetDiagnostics", "dataset_chain_diagnostics", "grouped_rhat",
            "ZCalibration", "z_calibration", "z2_range", "StudentizedZNull", "studentized_z_null"]
 
-ESS_METHODS = ("bulk", "tail", "mean")
+_ESS_METHODS = ("bulk", "tail", "mean")
 
-RHAT_MAX = 1.01
-ESS_MIN = 400.0
+_RHAT_MAX = 1.01
+_ESS_MIN = 400.0
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class ChainDiagnostics:
     n_chains: int
     n_draws: int
 
-    def passes(self, rhat_max: float = RHAT_MAX, ess_min: float = ESS_MIN, drift_max: float = 4.0) -> bool:
+    def passes(self, rhat_max: float = _RHAT_MAX, ess_min: float = _ESS_MIN, drift_max: float = 4.0) -> bool:
         """True if every entry has R-hat < ``rhat_max``, bulk and tail ESS > ``ess_min`` and drift z < ``drift_max``."""
         return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
                     and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
@@ -155,7 +155,7 @@ def split_rhat(x: npt.ArrayLike) -> float | np.ndarray:
     draws (bulk) and of their rank-normalised distance from the median (tails).
     Returns a float (or an array of shape ``x.shape[2:]``): ``1`` for a
     constant observable, ``inf`` if the halves are constant but differ.
-    Values above ``RHAT_MAX`` signal chains that have not mixed.
+    Values above ``_RHAT_MAX`` signal chains that have not mixed.
     """
     return _per_observable(lambda d: _arviz(d, "rhat"), _draws(x, min_chains=2))
 
@@ -164,15 +164,15 @@ def effective_sample_size(x: npt.ArrayLike, method: str = "bulk") -> float | np.
     """Effective sample size of all draws together (ArviZ ``ess``, Vehtari et al. 2021).
 
     x : ``(R, n, ...)`` draws, ``R >= 1`` chains of ``n >= 4`` finite draws. method, one of
-    ``ESS_METHODS``: ``"bulk"`` (default; rank-normalised split chains, for
+    ``_ESS_METHODS``: ``"bulk"`` (default; rank-normalised split chains, for
     the centre of the distribution), ``"tail"`` (the smaller of the ESS of the
     5 % and 95 % quantiles) or ``"mean"`` (split chains, not rank-normalised:
     the ESS behind :func:`mcse_mean`). A difference between chains or a trend
     within a chain lowers it. Returns a float (or an array of shape
     ``x.shape[2:]``); ``R n`` for a constant observable.
     """
-    if not isinstance(method, str) or method not in ESS_METHODS:
-        raise ValueError(f"method must be one of {ESS_METHODS}, got {method!r}")
+    if not isinstance(method, str) or method not in _ESS_METHODS:
+        raise ValueError(f"method must be one of {_ESS_METHODS}, got {method!r}")
     return _per_observable(lambda d: _arviz(d, "ess_" + method), _draws(x))
 
 
@@ -239,7 +239,7 @@ class DatasetDiagnostics:
     n_chains: int
     n_draws: int
 
-    def passes(self, rhat_max: float = RHAT_MAX, ess_min: float = ESS_MIN, drift_max: float = 4.0) -> bool:
+    def passes(self, rhat_max: float = _RHAT_MAX, ess_min: float = _ESS_MIN, drift_max: float = 4.0) -> bool:
         """True if R-hat < ``rhat_max``, bulk and tail ESS > ``ess_min`` and drift z < ``drift_max`` everywhere."""
         return bool((self.rhat < rhat_max).all() and (self.ess_bulk > ess_min).all()
                     and (self.ess_tail > ess_min).all() and (self.drift_z < drift_max).all())
@@ -482,8 +482,7 @@ def studentized_z_null(corr_blocks: Sequence[npt.ArrayLike], n_groups: int | Seq
     for G in groups:
         if isinstance(G, bool) or not isinstance(G, numbers.Integral) or G < 4:
             raise ValueError(f"n_groups must be integers >= 4 (E z^2 is finite from four groups on), got {G!r}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_generator("rng", rng)
     if isinstance(n_sim, bool) or not isinstance(n_sim, numbers.Integral) or n_sim < 100:
         raise ValueError(f"n_sim must be an integer >= 100, got {n_sim!r}")
     n = sum(F.shape[0] for F in factors)

@@ -6,7 +6,7 @@ functions ``Z(beta) = ∫ exp(-beta U_data) pi_0``, and ``d ln Z / d beta = -<U_
 draws of ``U_data`` from every rung, the multistate Bennett acceptance ratio (MBAR) estimates
 ``ln Z(beta_k) / Z(beta_1)`` for every rung, and through the same weights ``ln Z(beta)`` and
 expectations at any ``beta`` between the rungs (:func:`ladder_log_partition`,
-:func:`ladder_weights`). Only ``U_data`` enters: the prior terms cancel between the rungs.
+``_ladder_weights``). Only ``U_data`` enters: the prior terms cancel between the rungs.
 
 The estimator assumes every rung's draws come from its target; MCMC draws are correlated, so
 MBAR's own error bars are too small. Error bars here come from independent runs instead.
@@ -25,7 +25,7 @@ from scipy.special import logsumexp
 from ..arguments import as_real_array, check_finite
 from .tempering import check_ladder
 
-__all__ = ["LadderFit", "ladder_log_partition", "ladder_weights"]
+__all__ = ["LadderFit", "ladder_log_partition"]
 
 
 def _check_draws(u_data, betas):
@@ -94,6 +94,6 @@ def ladder_log_partition(u_data: npt.ArrayLike, betas: npt.ArrayLike, at: npt.Ar
     return LadderFit(u_data, betas).log_partition(at)
 
 
-def ladder_weights(u_data: npt.ArrayLike, betas: npt.ArrayLike, beta: float) -> np.ndarray:
+def _ladder_weights(u_data: npt.ArrayLike, betas: npt.ArrayLike, beta: float) -> np.ndarray:
     """Normalised weights of the pooled draws for the target at ``beta`` (:meth:`LadderFit.weights`)."""
     return LadderFit(u_data, betas).weights(beta)

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from ..arguments import as_real_array, check_generator, check_int, check_positive
+from ..arguments import as_real_array, check_bool, check_generator, check_int, check_positive
 from .adaptation import DualAveraging, ScaleWindows
 from .monitoring import AcceptanceMonitor, DrawRecorder, name_chains
 from .proposals import HMC, MALA, ULA, LineMove
@@ -382,8 +382,7 @@ def _check_arguments(energy, energy_grad, generator, n_steps, n_warmup, thin, me
     if thin > n_steps:
         raise ValueError(f"thin must be <= n_steps (at least one kept draw), got thin={thin}, n_steps={n_steps}")
     check_int("max_rejections", max_rejections, 1)
-    if not isinstance(metropolis, bool):
-        raise TypeError(f"metropolis must be a bool, got {type(metropolis).__name__}")
+    check_bool("metropolis", metropolis)
     target_accept = check_positive("target_accept", target_accept)
     if not target_accept < 1:
         raise ValueError(f"target_accept must lie in (0, 1), got {target_accept}")
@@ -394,8 +393,7 @@ def _check_arguments(energy, energy_grad, generator, n_steps, n_warmup, thin, me
         raise TypeError("record must be callable or None")
     if energy_grad is not None and not callable(energy_grad):
         raise TypeError("energy_grad must be callable or None")
-    if not isinstance(adapt_scales, bool):
-        raise TypeError(f"adapt_scales must be a bool, got {type(adapt_scales).__name__}")
+    check_bool("adapt_scales", adapt_scales)
     if adapt_scales and not (metropolis and n_warmup >= 160):
         raise ValueError("adapt_scales needs metropolis=True and n_warmup >= 160")
 

@@ -31,13 +31,25 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from ..arguments import as_real_array, check_generator, check_int, check_positive, check_shape
+from ..arguments import (
+    as_real_array,
+    check_bool,
+    check_generator,
+    check_grid,
+    check_int,
+    check_int_array,
+    check_positive,
+    check_shape,
+)
 from ..cache import cached
 from ..model.losses import empirical_loss, expected_loss
 from ..model.network import ModelSpec, check_spec
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task
 from ..posterior.targets import JointPosterior, map_objective
+
+__all__ = ["lowest_objective", "map_sweep", "nested_cooccurrence", "SweepResult", "train_map",
+           "TrainingResult"]
 
 
 @dataclass(frozen=True)
@@ -167,8 +179,7 @@ def train_map(
     else:
         check_generator("generator", generator, "torch")
         init_scale = _init_scales(init_scale, R)
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    check_bool("cache", cache)
 
     def compute():
         res = _train(C, spec, generator, init, init_scale, n_steps, lr, lr_final, n_records)
@@ -316,13 +327,8 @@ def map_sweep(
     ``train_kwargs`` go to :func:`train_map`.
     """
     check_generator("rng", rng)
-    P_values = np.asarray(P_values)
-    if P_values.ndim != 1 or P_values.size == 0:
-        raise ValueError("P_values must be a non-empty 1-d sequence")
-    P_values = np.array([check_int("P_values entries", p, 1) for p in P_values.tolist()])
-    scales = as_real_array("init_scales", init_scales)
-    if scales.ndim != 1 or scales.size == 0 or not (np.isfinite(scales).all() and (scales > 0).all()):
-        raise ValueError(f"init_scales must be a non-empty 1-d sequence of finite values > 0, got {init_scales!r}")
+    P_values = check_int_array("P_values", P_values, 1)
+    scales = check_grid("init_scales", init_scales, positive=True)
     n_restarts = scales.size
     C = np.repeat(nested_cooccurrence(P_values, spec, rng), n_restarts, axis=0)
     generator = torch.Generator().manual_seed(int(rng.integers(2**62)))

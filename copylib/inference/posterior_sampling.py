@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from ..arguments import as_real_array, check_generator, check_int
+from ..arguments import as_real_array, check_bool, check_generator, check_int
 from ..cache import cached
 from ..model.network import ModelSpec, attention, attention_logits, check_spec
 from ..posterior.order_parameters import copy_weight, invariants, order_parameters
@@ -112,8 +112,7 @@ def _run_cached(cache, name: str, params: dict, generator: torch.Generator, run)
     cache also keeps the state after it, and a hit sets the generator to that
     state, so a cached call consumes the generator exactly as sampling does.
     """
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    check_bool("cache", cache)
     if not cache:
         return run()
     if callable(params["record"]):

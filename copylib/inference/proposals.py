@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..arguments import check_int, check_positive
+from ..arguments import check_generator, check_int, check_positive
 from .monitoring import name_chains
 
 __all__ = ["Move", "LangevinProposal", "MALA", "ULA", "HMC", "LineMove"]
@@ -94,8 +94,7 @@ class Move:
     def __init__(self, evaluate: Callable, generator: torch.Generator) -> None:
         if not callable(evaluate):
             raise TypeError("evaluate must be callable")
-        if not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        check_generator("generator", generator, "torch")
         self.evaluate, self.generator = evaluate, generator
 
     def step(self, x: torch.Tensor, E: torch.Tensor, grad: torch.Tensor, where: str) -> _Step:

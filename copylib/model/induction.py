@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from ..arguments import check_generator, check_int, check_positive, check_shape
+from ..arguments import check_generator, check_instance, check_int, check_positive, check_shape
 from .network import ModelSpec, attention
 from .task import one_hot, sample_tokens
 
@@ -214,10 +214,8 @@ def induction_energy(g: npt.ArrayLike | torch.Tensor, K: npt.ArrayLike | torch.T
     g : ``(..., L, L)``, K, W : ``(..., V, V)`` tensors (autograd kept) or arrays; ``data`` one data set
     shared by every batch entry.
     """
-    if not isinstance(spec, InductionSpec):
-        raise TypeError(f"spec must be an InductionSpec, got {type(spec).__name__}")
-    if not isinstance(data, InductionData):
-        raise TypeError(f"data must be an InductionData, got {type(data).__name__}")
+    check_instance("spec", spec, InductionSpec)
+    check_instance("data", data, InductionData)
     g, K, W, X = _check_params(g, K, W, data.X)
     if X.shape[-2:] != (spec.L, spec.V):
         raise ValueError(f"data must have L = {spec.L} and V = {spec.V} (spec), got {tuple(X.shape[-2:])}")

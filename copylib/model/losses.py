@@ -17,6 +17,9 @@ from ..model.network import from_torch, to_torch
 from ..model.statistics import sample_size, sum_squared_error, token_moment
 from ..model.task import shift_matrix
 
+__all__ = ["constant_predictor", "constant_predictor_loss", "empirical_loss", "expected_loss", "perfect_copy",
+           "perfect_copy_loss", "uniform_pooling", "uniform_pooling_loss"]
+
 
 def expected_loss(A: npt.ArrayLike | torch.Tensor, W: npt.ArrayLike | torch.Tensor, T: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     """Population (test) loss per position of ``F = A X W`` for targets ``Y = T X``.

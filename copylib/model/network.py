@@ -24,9 +24,12 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from ..arguments import as_real_array, check_finite, check_int, check_positive, check_shape
+from ..arguments import as_real_array, check_bool, check_finite, check_int, check_positive, check_shape
 from ..model.attention import attention_kind
 from ..model.task import shift_matrix
+
+__all__ = ["attention", "attention_logits", "check_spec", "from_torch", "ModelSpec", "network_output",
+           "prior_energy", "to_torch"]
 
 
 @dataclass(frozen=True)
@@ -73,10 +76,8 @@ class ModelSpec:
         attention_kind(self.kind)
         for name in ("sigma_G", "sigma_b", "omega", "sigma0_sq"):
             object.__setattr__(self, name, check_positive(name, getattr(self, name)))
-        if not isinstance(self.cyclic, bool):
-            raise TypeError(f"cyclic must be a bool, got {type(self.cyclic).__name__}")
-        if not isinstance(self.causal, bool):
-            raise TypeError(f"causal must be a bool, got {type(self.causal).__name__}")
+        for name in ("cyclic", "causal"):
+            object.__setattr__(self, name, check_bool(name, getattr(self, name)))
         if self.causal and self.cyclic:
             raise ValueError("causal=True needs cyclic=False: under a causal mask position 1 cannot see "
                              "position L, so the cyclic target is unreachable (pass cyclic=False)")
@@ -175,8 +176,7 @@ def attention(G: npt.ArrayLike | torch.Tensor, kind: str, causal: bool = False) 
     constant logit ``b`` gives every row the causal average with row sum ``b``.
     """
     entry = attention_kind(kind)
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    check_bool("causal", causal)
     as_numpy, (G,) = to_torch(G, names=("G",))
     check_shape("G", G, (None, None))
     if G.shape[-1] != G.shape[-2] or G.shape[-1] < 2:
@@ -208,8 +208,7 @@ def prior_energy(g: npt.ArrayLike | torch.Tensor, b: npt.ArrayLike | torch.Tenso
     ``|g|^2 / (2 sigma_G^2) + b^2 / (2 sigma_b^2) + |W|^2 / (2 omega)``.
     g : ``(..., L, L)``; b : ``(...)``; W : ``(..., V, V)``. Returns shape ``(...)``.
     """
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    check_spec(spec)
     as_numpy, (g, b, W) = to_torch(g, b, W, names=("g", "b", "W"))
     check_shape("g", g, (spec.L, spec.L))
     check_shape("W", W, (spec.V, spec.V))

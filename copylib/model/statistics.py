@@ -23,6 +23,9 @@ import torch
 from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
 from ..model.network import from_torch, to_torch
 
+__all__ = ["BatchedReadoutMoments", "cooccurrence", "readout_moments", "sample_size", "sum_squared_error",
+           "target_energy", "token_moment"]
+
 
 def _check_cooccurrence_shape(C) -> None:
     """``C`` must be ``(..., L, L, V, V)``: square in both position and token axes."""

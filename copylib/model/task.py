@@ -19,6 +19,8 @@ import numpy as np
 
 from ..arguments import check_bool, check_generator, check_int
 
+__all__ = ["copy_task", "one_hot", "sample_tokens", "shift_matrix"]
+
 
 def shift_matrix(L: int, cyclic: bool = True) -> np.ndarray:
     """The target matrix ``T`` of the copy task, shape ``(L, L)``, float64.

@@ -118,8 +118,7 @@ def invariants(A: npt.ArrayLike | torch.Tensor, cyclic: bool = True) -> tuple[np
     ``gamma_2 = 1^T A 1 - (A 1)_0``: the grand sum of ``A^T T`` is what the
     plug-in action needs, so that is what is returned.
     """
-    if not isinstance(cyclic, bool):
-        raise TypeError(f"cyclic must be a bool, got {type(cyclic).__name__}")
+    check_bool("cyclic", cyclic)
     as_numpy, (A,) = to_torch(A, names=("A",))
     L = _check_attention("A", A)
     T = _shift(L, cyclic, A)

@@ -15,3 +15,6 @@
 """
 
 from __future__ import annotations
+
+# The names live in the submodules (documented one by one on the API page); the package adds none.
+__all__: list[str] = []

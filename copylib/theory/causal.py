@@ -25,7 +25,7 @@ so the logit prior costs::
 
 for a uniform gap (``H_L`` the harmonic number), against ``(L - 1) Delta^2 /
 (2 sigma_G^2)`` in the cyclic case. The module treats both geometries with one
-description of the rows (:class:`CopyRows`: competitors per row, extra rows
+description of the rows (:class:`_CopyRows`: competitors per row, extra rows
 without a target, number of targets), so that the cyclic case of
 :mod:`copylib.theory.softmax` is a built-in reference.
 
@@ -35,7 +35,7 @@ action without the two log-determinant terms).
 
 Functions:
 
-* :func:`copy_rows` -- the row description of a spec (cyclic or causal);
+* :func:`_copy_rows` -- the row description of a spec (cyclic or causal);
 * :func:`row_copy_weights`, :func:`copy_state_invariants` -- the copy state;
 * :func:`gain_criterion`, :func:`gain_criterion_is_monotone` -- the large-``P``
   criterion for a single minimum of the uniform-gap family;
@@ -68,8 +68,6 @@ from .softmax_noise import set_shift_and_rho
 
 __all__ = [
     "VERSIONS",
-    "CopyRows",
-    "copy_rows",
     "row_copy_weights",
     "copy_state_invariants",
     "gain_criterion",
@@ -89,7 +87,7 @@ VERSIONS = ("mean_field", "map")
 
 
 @dataclass(frozen=True)
-class CopyRows:
+class _CopyRows:
     """The rows of a softmax copy state, as the plug-in action sees them.
 
     Attributes
@@ -124,16 +122,16 @@ def _check_spec(spec) -> ModelSpec:
     return spec
 
 
-def copy_rows(spec: ModelSpec) -> CopyRows:
-    """:class:`CopyRows` of a softmax spec: cyclic (``L`` equal rows) or causal.
+def _copy_rows(spec: ModelSpec) -> _CopyRows:
+    """:class:`_CopyRows` of a softmax spec: cyclic (``L`` equal rows) or causal.
 
     Raises ``ValueError`` for a non-cyclic spec without the causal mask.
     """
     spec = _check_spec(spec)
     L = spec.L
     if spec.causal:
-        return CopyRows(np.arange(1, L), 1.0, L - 1, L)
-    return CopyRows(np.full(L, L - 1), 0.0, L, L)
+        return _CopyRows(np.arange(1, L), 1.0, L - 1, L)
+    return _CopyRows(np.full(L, L - 1), 0.0, L, L)
 
 
 def row_copy_weights(Delta: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
@@ -143,12 +141,12 @@ def row_copy_weights(Delta: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     (one gap per row; ``n_rows = L`` cyclic, ``L - 1`` causal) -- a trailing axis
     of length ``n_rows`` is read as per-row gaps. Returns ``(..., n_rows)``.
     """
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     D = _per_row(as_finite_array("Delta", Delta), rows)
     return expit(D - np.log(rows.competitors))
 
 
-def _per_row(D: np.ndarray, rows: CopyRows) -> np.ndarray:
+def _per_row(D: np.ndarray, rows: _CopyRows) -> np.ndarray:
     n = rows.competitors.size
     if D.ndim and D.shape[-1] == n:
         return D
@@ -162,7 +160,7 @@ def copy_state_invariants(Delta: npt.ArrayLike, spec: ModelSpec) -> tuple[float 
     ``invariants(A, spec.cyclic)`` of the attention ``softmax`` of the planted
     logits (tested).
     """
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     c = row_copy_weights(Delta, spec)
     a = c**2 + (1 - c) ** 2 / rows.competitors
     alpha_1 = rows.fixed_alpha + a.sum(-1)
@@ -235,7 +233,7 @@ def gap_action(Delta: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, versi
         raise ValueError(f"order must be 0, 1 or 2, got {order!r}")
     Delta = as_finite_array("Delta", Delta)
     P = check_P(P)
-    out = _gap_parts(Delta, P, spec, copy_rows(spec), version, order)
+    out = _gap_parts(Delta, P, spec, _copy_rows(spec), version, order)
     return out[0] if order == 0 else out
 
 
@@ -326,7 +324,7 @@ def row_gap_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 1
     spec : softmax ModelSpec (cyclic or causal); rng : numpy Generator;
     n_draws : int >= 1; std : float >= 0, optional.
     """
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     n_draws = check_int("n_draws", n_draws, 1)
@@ -375,7 +373,7 @@ def row_gap_action(Delta: npt.ArrayLike, P: float, spec: ModelSpec, *, version: 
     """
     spec = _check_spec(spec)
     version = check_version(version, VERSIONS)
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     D = as_finite_array("Delta", Delta)
     if D.ndim == 0 or D.shape[-1] != rows.competitors.size:
         raise ValueError(f"Delta must have shape (..., {rows.competitors.size}) (one gap per row with a target), "
@@ -443,7 +441,7 @@ def _states(D, F, P, spec, version) -> tuple[Minimum, ...]:
     """The uniform-gap minima at gaps ``D`` with actions ``F`` as :class:`~copylib.theory.results.Minimum` s (order parameter: the
     mean copy weight of the rows with a target; no test loss)."""
     D = np.asarray(D, dtype=np.float64)
-    c = expit(D[:, None] - np.log(copy_rows(spec).competitors)).mean(-1)  # row_copy_weights, per gap
+    c = expit(D[:, None] - np.log(_copy_rows(spec).competitors)).mean(-1)  # row_copy_weights, per gap
     return tuple(Minimum(P=P, version=version, action=float(f), order_parameter=float(ci), test_loss=None,
                          coordinates={"Delta": float(d)})
                  for d, f, ci in zip(D.tolist(), np.asarray(F).tolist(), c.tolist()))
@@ -460,7 +458,7 @@ def local_minima(P: float, spec: ModelSpec, version: str = "mean_field") -> tupl
     spec = _check_spec(spec)
     version = check_version(version, VERSIONS)
     P = float(check_P(P))
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     D, F = _minima(P, spec, rows, version, _Grid(rows))
     return _states(D, F, P, spec, version)
 
@@ -489,7 +487,7 @@ def first_order_point(spec: ModelSpec, version: str = "mean_field", *, P_range: 
     if not (0 < lo < hi and math.isfinite(hi)):
         raise ValueError(f"P_range must satisfy 0 < P_min < P_max, got {P_range!r}")
     n_scan = check_int("n_scan", n_scan, 3)
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     grid = _Grid(rows)
     x = grid.x
 
@@ -558,7 +556,7 @@ def row_gap_minimum(P: float, spec: ModelSpec, start: npt.ArrayLike, *, version:
     """
     spec = _check_spec(spec)
     version = check_version(version, VERSIONS)
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     P = float(check_P(P))
     x0 = _per_row(as_finite_array("start", start), rows).astype(float)
     if x0.shape != rows.competitors.shape:
@@ -618,7 +616,7 @@ def row_gap_branches(P_values: npt.ArrayLike, spec: ModelSpec, *, version: str =
     P_values = check_P(P_values, "P_values")
     if P_values.ndim != 1 or P_values.size < 2 or not (np.diff(P_values) > 0).all():
         raise ValueError("P_values must be an increasing 1-d array of at least 2 sizes")
-    rows = copy_rows(spec)
+    rows = _copy_rows(spec)
     shift_rho = _noise_for(noise, rows)
     n = rows.competitors.size
     Dp, Dc = np.empty((P_values.size, n)), np.empty((P_values.size, n))

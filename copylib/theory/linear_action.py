@@ -90,13 +90,10 @@ __all__ = [
     "VERSIONS",
     "transverse_row_sum_factor",
     "reduced_action",
-    "reduced_action_gradient",
-    "transverse_saddle",
     "hessian_at_origin",
     "plugin_readout",
     "predicted_test_loss",
-    "copy_share",
-]
+    "copy_share"]
 
 VERSIONS = ("mean_field", "fluct", "map")
 
@@ -366,7 +363,7 @@ def reduced_action(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: M
     r2 : None or array_like, broadcastable
         Transverse weight ``|A_perp|^2``. ``None``: ``0`` for "mean_field" and
         "map"; for "fluct" the saddle point ``r2*(m, q)`` (see
-        :func:`transverse_saddle`). Given: ``r2 >= 0`` (``> 0`` for "fluct")
+        ``_transverse_saddle``). Given: ``r2 >= 0`` (``> 0`` for "fluct")
         enters ``alpha_1`` and ``xi_L r2`` enters ``alpha_2``; "mean_field" and
         "map" then add its prior energy ``r2/(2 s_c^2)``, "fluct" the
         transverse term ``(n/2)(Lambda - 1 - ln Lambda)``.
@@ -386,7 +383,7 @@ def reduced_action(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: M
     return S
 
 
-def reduced_action_gradient(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *,
+def _reduced_action_gradient(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *,
                             version: str = "mean_field", r2: npt.ArrayLike | None = None
                             ) -> tuple[np.ndarray, np.ndarray]:
     """Gradient ``(dS/dm, dS/dq)`` of :func:`reduced_action` (same arguments and shapes).
@@ -401,7 +398,7 @@ def reduced_action_gradient(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike
     return np.broadcast_to(dm, shape).copy(), np.broadcast_to(dq, shape).copy()
 
 
-def transverse_saddle(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
+def _transverse_saddle(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """Saddle-point transverse weight ``r2*(m, q)`` of the "fluct" action, broadcast shape.
 
     Minimises ``S_fluct(m, q, r2)`` over ``r2 > 0``. Always

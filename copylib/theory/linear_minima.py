@@ -196,14 +196,14 @@ def minimise_many(P_values: Iterable[float], k: ActionConstants | Sequence[Actio
     for kk in {id(kk): kk for kk in ks}.values():  # one call per spec
         mine = np.array([kj is kk for kj in ks])
         loss[mine] = predicted_test_loss(m[mine], q[mine], Pa[mine], spec_of_constants(kk), r2=r2[mine])
-    share = shares_of(m, q, np.broadcast_to(kP.L, Pa.shape))
+    share = _shares_of(m, q, np.broadcast_to(kP.L, Pa.shape))
     return [Minimum(P=P_values[i], version=version, action=float(S[i]), order_parameter=float(share[i]),
                     test_loss=float(loss[i]), coordinates={"m": float(m[i]), "q": float(q[i]), "r2": float(r2[i])},
                     grad_norm=float(gn[i]))
             for i in range(Pa.size)]
 
 
-def shares_of(m: np.ndarray, q: np.ndarray, L: np.ndarray) -> np.ndarray:
+def _shares_of(m: np.ndarray, q: np.ndarray, L: np.ndarray) -> np.ndarray:
     """Copy shares ``(L-1) q/(m + (L-1) q)`` of minima ``(m, q)`` (arrays), 0 at the symmetric point ``m = 0``
     (elsewhere :func:`~copylib.theory.linear.copy_share`: ``nan`` where ``m + (L-1) q = 0``)."""
     m, q, L = np.broadcast_arrays(np.asarray(m, dtype=np.float64), np.asarray(q, dtype=np.float64),

@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+__all__ = ["Minimum", "Spinodals", "FirstOrderPoint"]
 
 def _finite_or_none(name: str, x, *, allow_nan: bool = False) -> float | None:
     if x is None:

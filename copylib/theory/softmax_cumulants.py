@@ -4,7 +4,7 @@ sums ``(alpha_1, gamma_1)`` it gives. Re-exported by :mod:`copylib.theory.softma
 documentation derives both.
 
 Shared with the other modules of the plug-in marginal: ``check_marginal_spec`` (the domain: softmax,
-cyclic), ``check_grid`` (a strictly increasing finite 1-d grid) and ``check_cumulants`` (a
+cyclic) and ``check_cumulants`` (a
 :class:`~copylib.theory.softmax_marginal.RowCumulants` made for the spec).
 """
 
@@ -19,7 +19,7 @@ import numpy.typing as npt
 from scipy.special import expit, ndtri
 from scipy.stats import qmc
 
-from ..arguments import as_real_array, check_generator, check_int, check_positive
+from ..arguments import check_generator, check_grid, check_int, check_positive
 from ..model.network import ModelSpec, check_spec
 
 __all__ = [
@@ -38,18 +38,6 @@ def check_marginal_spec(spec: object) -> ModelSpec:
     """``spec`` if it is a cyclic softmax-attention ``ModelSpec`` (the plug-in marginal's domain), else an error."""
     return check_spec(spec, kind="softmax", theory="the softmax theory",
                       cyclic_because="the exact marginal uses gamma_2 = L (cyclic task)")
-
-
-def check_grid(name: str, x: npt.ArrayLike, n_min: int = 5) -> np.ndarray:
-    """``x`` as a float64 1-d array of at least ``n_min`` finite, strictly increasing values, else an error naming ``name``."""
-    x = as_real_array(name, x)
-    if x.ndim != 1 or x.size < n_min:
-        raise ValueError(f"{name} must be a 1-d array of at least {n_min} values, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} must contain only finite values")
-    if not (np.diff(x) > 0).all():
-        raise ValueError(f"{name} must be strictly increasing")
-    return x.astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -214,8 +202,8 @@ def row_cumulants(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8
     n_draws = check_int("n_draws", n_draws, 16)
     if n_draws & (n_draws - 1):
         raise ValueError(f"n_draws must be a power of 2 (Sobol points), got {n_draws}")
-    lam1 = check_grid("lam1", default_tilts(spec.L)[0] if lam1 is None else lam1)
-    lam2 = check_grid("lam2", default_tilts(spec.L)[1] if lam2 is None else lam2)
+    lam1 = check_grid("lam1", default_tilts(spec.L)[0] if lam1 is None else lam1, n_min=5, increasing=True)
+    lam2 = check_grid("lam2", default_tilts(spec.L)[1] if lam2 is None else lam2, n_min=5, increasing=True)
     t_step = check_positive("t_step", t_step)
     try:
         t_lo, t_hi = (float(x) for x in t_range)

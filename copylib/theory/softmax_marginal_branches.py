@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ..arguments import as_real_array, check_bool, check_int, check_P_range, check_positive
+from ..arguments import as_real_array, check_bool, check_instance, check_int, check_P_range, check_positive
 from ..model.network import ModelSpec
 from .reduced_action import downward_crossings, upward_crossings
 from .softmax_cumulants import RowCumulants, check_cumulants, check_marginal_spec
@@ -107,8 +107,7 @@ def marginal_branches(marginal: CopyWeightMarginal, *, tol: float = 1e-6,
         With fewer than two minima every basin entry is ``nan`` (the global means
         are :meth:`CopyWeightMarginal.mean`).
     """
-    if not isinstance(marginal, CopyWeightMarginal):
-        raise TypeError(f"marginal must be a CopyWeightMarginal, got {type(marginal).__name__}")
+    check_instance("marginal", marginal, CopyWeightMarginal)
     tol = check_positive("tol", tol, allow_zero=True)
     max_nats = check_positive("max_nats", max_nats)
     Omega, c = marginal.potential, marginal.c

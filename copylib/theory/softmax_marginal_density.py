@@ -17,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy.interpolate import PchipInterpolator
 
-from ..arguments import check_bool, check_int, check_positive
+from ..arguments import check_bool, check_grid, check_int, check_positive
 from ..model.network import ModelSpec
 from .plugin_loss import row_stochastic_plugin_loss
-from .softmax_cumulants import RowCumulants, check_cumulants, check_grid, check_marginal_spec
+from .softmax_cumulants import RowCumulants, check_cumulants, check_marginal_spec
 
 __all__ = [
     "CopyWeightMarginal",
@@ -45,7 +45,7 @@ def default_c_grid(L: int) -> np.ndarray:
 
 def check_c_grid(c_grid: npt.ArrayLike | None, L: int) -> np.ndarray:
     """``c_grid`` (default :func:`default_c_grid` of ``L``) checked: a strictly increasing grid in ``(0, 1)``."""
-    c = check_grid("c_grid", default_c_grid(L) if c_grid is None else c_grid)
+    c = check_grid("c_grid", default_c_grid(L) if c_grid is None else c_grid, n_min=5, increasing=True)
     if c[0] <= 0 or c[-1] >= 1:
         raise ValueError(f"c_grid must lie in (0, 1), got [{c[0]}, {c[-1]}]")
     return c

@@ -7,10 +7,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = [
-    "trust_region_step",
-    "descend_many",
-]
+# descend_many is shared by linear_minima and linear_jump (through copylib.theory.linear); nothing is exported.
+__all__: list[str] = []
 
 
 class _BatchedObjective(Protocol):
@@ -22,7 +20,7 @@ class _BatchedObjective(Protocol):
     def at(self, idx: np.ndarray) -> _BatchedObjective: ...
 
 
-def trust_region_step(g: np.ndarray, H: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _trust_region_step(g: np.ndarray, H: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact solution of ``min g.p + p.H.p/2`` over ``|p| <= radius`` for a batch of small
     problems (``g (B, d)``, ``H (B, d, d)``), via the eigendecomposition of ``H``.
 
@@ -91,7 +89,7 @@ def descend_many(obj: _BatchedObjective, z0: npt.ArrayLike, P: npt.ArrayLike, *,
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
-        p, hits = trust_region_step(g[idx], H[idx], radius[idx])
+        p, hits = _trust_region_step(g[idx], H[idx], radius[idx])
         # as scipy: the model value, then its difference to S, so that the predicted
         # reduction rounds to zero (and the search stops) once steps fall below S's precision
         model = S[idx] + np.einsum("bi,bi->b", g[idx], p) + 0.5 * np.einsum("bi,bij,bj->b", p, H[idx], p)

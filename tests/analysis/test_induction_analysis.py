@@ -31,7 +31,7 @@ def test_same_rng_same_runs():
 
 def test_sampler_shapes_and_start_from_given_state():
     init = {"g": np.zeros((2, 5, 5)), "K": np.zeros((2, 4, 4)), "W": np.zeros((2, 4, 4))}
-    s = ia.sample_induction_posterior([5, 10], SPEC, np.random.default_rng(0), n_chains=2, n_steps=10, n_warmup=0,
+    s = ia._sample_induction_posterior([5, 10], SPEC, np.random.default_rng(0), n_chains=2, n_steps=10, n_warmup=0,
                                       thin=5, init=init)
     assert s.c1.shape == (2, 2, 2) and s.accept_rate.shape == (2, 2)
     assert np.isfinite(s.score).all()
@@ -67,7 +67,7 @@ def test_tempering_sampler_is_reproducible_and_starts_from_a_given_state():
     (lambda: ia.induction_sweep([10], SPEC, np.random.default_rng(0), n_seeds=0), "n_seeds"),
     (lambda: ia.induction_sweep([10], SPEC, np.random.default_rng(0), lr=-1.0), "lr"),
     (lambda: ia.induction_sweep([10], SPEC, None), "rng"),
-    (lambda: ia.sample_induction_posterior([10], SPEC, np.random.default_rng(0), init={"g": 0}), "init"),
+    (lambda: ia._sample_induction_posterior([10], SPEC, np.random.default_rng(0), init={"g": 0}), "init"),
     (lambda: ia.sample_induction_tempering([10], SPEC, np.random.default_rng(0), betas=[0.0, 0.5]), "betas"),
     (lambda: ia.sample_induction_tempering([10], SPEC, np.random.default_rng(0), betas=[1.0], swap_every=0),
      "swap_every"),

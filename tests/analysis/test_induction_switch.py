@@ -25,10 +25,10 @@ def test_dip_ratio_is_one_without_a_dip_and_small_between_separated_states():
     c = (edges[:-1] + edges[1:]) / 2
     one = np.exp(-(c - 0.4) ** 2 / 0.05)
     two = np.exp(-(c - 0.15) ** 2 / 0.005) + np.exp(-(c - 0.85) ** 2 / 0.005)
-    assert isw.dip_ratio(one, edges, 0.5) == pytest.approx(1.0)
-    assert isw.dip_ratio(np.stack([two, one]), edges, 0.5)[0] < 0.01
+    assert isw._dip_ratio(one, edges, 0.5) == pytest.approx(1.0)
+    assert isw._dip_ratio(np.stack([two, one]), edges, 0.5)[0] < 0.01
     with pytest.raises(ValueError, match="c_split"):
-        isw.dip_ratio(one, edges, 1.5)
+        isw._dip_ratio(one, edges, 1.5)
 
 
 def _tempering(c1, trips, swap):

@@ -22,14 +22,14 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 seeds = st.integers(0, 2**16)
 
 
-@covers(isw.dip_ratio)
+@covers(isw._dip_ratio)
 @budget(30)
 @given(d=st.lists(st.floats(0.01, 10), min_size=4, max_size=12), split=st.floats(0.2, 0.8))
 def test_dip_ratio_lies_in_0_1(d, split):
     edges = np.linspace(0, 1, len(d) + 1)
     centre = (edges[:-1] + edges[1:]) / 2
     if (centre <= split).any() and (centre > split).any():
-        r = float(isw.dip_ratio(np.array(d), edges, split))
+        r = float(isw._dip_ratio(np.array(d), edges, split))
         assert 0 < r <= 1
 
 

@@ -127,7 +127,7 @@ def test_diagnostics_frame_and_summary_valid(n_P, seed, data):
     mixed = data.draw(st.lists(st.sampled_from(P), min_size=1, unique=True))
     frame = lxe.diagnostics_frame(rows, P)
     assert frame.shape == (n_P, 18) and list(frame.index) == [int(p) for p in P]
-    arrays = lxe.diagnostics_arrays(rows)
+    arrays = lxe._diagnostics_arrays(rows)
     assert np.array_equal(frame[("R-hat (worst)", "q sgn m")].to_numpy(), arrays["rhat"][:, 1])
     s = lxe.diagnostics_summary(rows, P, mixed)
     assert np.array_equal(s.mixed, np.isin(P, mixed))

@@ -9,10 +9,10 @@ import pytest
 
 from copylib.analysis.linear import chain_group_summary, posterior_copy_share
 from copylib.analysis.linear_evidence import (
-    diagnostics_arrays,
+    _diagnostics_arrays,
+    _diagnostics_table,
+    _excess_z,
     diagnostics_per_group,
-    diagnostics_table,
-    excess_z,
     plugin_z_test,
     z_correlation,
     z_scores,
@@ -24,17 +24,17 @@ def test_diagnostics_of_independent_draws_pass_and_a_shifted_chain_fails():
     m, q, E = (rng.normal(size=(2, 3, 2, 400)) for _ in range(3))
     q[1, 0, 1] += 3.0  # one chain of one data set in another state: R-hat of q sgn m must flag it
     rows = diagnostics_per_group(m, q * np.sign(m), E)
-    arrays = diagnostics_arrays(rows)
+    arrays = _diagnostics_arrays(rows)
     assert arrays["rhat"].shape == (2, 3) and arrays["median_rhat"].shape == (2, 3)
     assert np.all(arrays["rhat"][0] < 1.02)
     assert arrays["rhat"][1, 1] > 1.5
     # independent draws: the summed ESS is near the number of draws (3 sets x 2 chains x 400)
     assert np.all(np.abs(arrays["ess_bulk"][0] / 2400 - 1) < 0.3)
     assert np.allclose(arrays["ess_per_chain"], arrays["ess_bulk"] / 6)
-    text = diagnostics_table(rows, [10, 40], "test")
+    text = _diagnostics_table(rows, [10, 40], "test")
     assert text.splitlines()[0].startswith("test:") and len(text.splitlines()) == 3
     with pytest.raises(ValueError, match="same length"):
-        diagnostics_table(rows, [10], "test")
+        _diagnostics_table(rows, [10], "test")
     with pytest.raises(ValueError, match="one shape"):
         diagnostics_per_group(m, q[..., :10], E)
 
@@ -55,15 +55,15 @@ def test_z_scores_and_posterior_copy_share():
 
 def test_excess_z_example_and_bad_input():
     # 3 % of 1.0 allowed: 1.05 is 0.02 beyond it, 2 standard errors of 0.01; 1.02 is inside
-    np.testing.assert_allclose(excess_z([1.05, 1.02], [0.01, 0.01], [1.0, 1.0], 0.03), [2.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(_excess_z([1.05, 1.02], [0.01, 0.01], [1.0, 1.0], 0.03), [2.0, 0.0], atol=1e-12)
     with pytest.raises(ValueError, match="se must be > 0"):
-        excess_z([1.0], [0.0], [1.0], 0.03)
+        _excess_z([1.0], [0.0], [1.0], 0.03)
     with pytest.raises(ValueError, match="one shape"):
-        excess_z([1.0, 2.0], [0.1], [1.0, 2.0], 0.03)
+        _excess_z([1.0, 2.0], [0.1], [1.0, 2.0], 0.03)
     with pytest.raises(ValueError, match="allowance"):
-        excess_z([1.0], [0.1], [1.0], -0.01)
+        _excess_z([1.0], [0.1], [1.0], -0.01)
     with pytest.raises(ValueError, match="theory must contain only finite"):
-        excess_z([1.0], [0.1], [np.nan], 0.03)
+        _excess_z([1.0], [0.1], [np.nan], 0.03)
 
 
 def test_plugin_z_test_splits_at_P_split_and_applies_the_allowance_below():

@@ -9,7 +9,7 @@ from copylib.posterior.order_parameters import order_parameters
 
 
 def test_state_logits_put_the_order_parameters_in_the_attention_matrix():
-    g, b = ll.state_logits(0.7, 2.5, 9)
+    g, b = ll._state_logits(0.7, 2.5, 9)
     A = (g + b) / 9  # linear attention: A = G / L
     m, q, r2 = order_parameters(A)
     assert m == pytest.approx(0.7) and 8 * q == pytest.approx(2.5) and r2 == pytest.approx(0, abs=1e-20)
@@ -26,9 +26,9 @@ def test_compare_starts_tells_meeting_from_separate_starts():
     rng = np.random.default_rng(1)
     x = _draws(rng, [[1.0, 1.0], [1.0, 3.0]])
     acc = np.full((2, 6, 2), 0.6)
-    cmp = ll.compare_starts(x, [1.0, 2.0], acc, [100, 200])
+    cmp = ll._compare_starts(x, [1.0, 2.0], acc, [100, 200])
     assert cmp.meet.tolist() == [True, False]
-    assert cmp.paired_d[1] == pytest.approx(-2.0, abs=0.05) and cmp.meet_z[1] < -ll.MEET_Z
+    assert cmp.paired_d[1] == pytest.approx(-2.0, abs=0.05) and cmp.meet_z[1] < -ll._MEET_Z
     assert abs(cmp.plugin_z[0]) < 4 and cmp.mean[1] == pytest.approx(2.0, abs=0.1)
     assert cmp.rhat[0] < 1.05 and cmp.rhat[1] > 1.5  # the stuck pair shows in R-hat too
     assert cmp.accept_min.tolist() == [0.6, 0.6] and list(cmp.frame().index) == [100, 200]
@@ -37,23 +37,23 @@ def test_compare_starts_tells_meeting_from_separate_starts():
 def test_compare_starts_errors_name_the_argument():
     x = np.zeros((1, 3, 2, 10))
     with pytest.raises(ValueError, match="x"):
-        ll.compare_starts(np.zeros((1, 3, 3, 10)), [0.0], np.zeros((1, 3, 2)), [1])
+        ll._compare_starts(np.zeros((1, 3, 3, 10)), [0.0], np.zeros((1, 3, 2)), [1])
     with pytest.raises(ValueError, match="plugin"):
-        ll.compare_starts(x, [0.0, 1.0], np.zeros((1, 3, 2)), [1])
+        ll._compare_starts(x, [0.0, 1.0], np.zeros((1, 3, 2)), [1])
     with pytest.raises(ValueError, match="accept"):
-        ll.compare_starts(x, [0.0], np.full((1, 3, 2), 1.5), [1])
+        ll._compare_starts(x, [0.0], np.full((1, 3, 2), 1.5), [1])
 
 
 def test_sample_paired_starts_keeps_starts_and_data_sets_apart():
     spec = cl.ModelSpec(L=6, V=2, kind="linear")
-    ch = ll.sample_paired_starts([20, 40], spec, 2, 40, n_warmup=160, thin=2, seed=3, starts=((1.0, 0.0), (0.2, 4.0)))
+    ch = ll._sample_paired_starts([20, 40], spec, 2, 40, n_warmup=160, thin=2, seed=3, starts=((1.0, 0.0), (0.2, 4.0)))
     assert ch.Q.shape == (2, 2, 2, 20) and ch.accept.shape == (2, 2, 2)
     assert ((ch.accept > 0) & (ch.accept <= 1)).all() and (ch.abs_m >= 0).all()
     assert ch.starts == ((1.0, 0.0), (0.2, 4.0))
     with pytest.raises(ValueError, match="starts"):
-        ll.sample_paired_starts([20], spec, 2, 10, n_warmup=160, thin=1, seed=3, starts=((1.0, 0.0),))
+        ll._sample_paired_starts([20], spec, 2, 10, n_warmup=160, thin=1, seed=3, starts=((1.0, 0.0),))
     with pytest.raises(ValueError, match="spec"):
-        ll.sample_paired_starts([20], cl.ModelSpec(L=6, V=2, kind="softmax"), 2, 10, n_warmup=160, thin=1, seed=3,
+        ll._sample_paired_starts([20], cl.ModelSpec(L=6, V=2, kind="softmax"), 2, 10, n_warmup=160, thin=1, seed=3,
                                 starts=((1.0, 0.0), (0.2, 4.0)))
 
 

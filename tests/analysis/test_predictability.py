@@ -9,7 +9,7 @@ import pytest
 
 import copylib as cl
 from copylib.analysis import predictability as pr
-from copylib.analysis.predictability import copy_share_of_chains, power_law_forecast, susceptibility_forecast
+from copylib.analysis.predictability import _copy_share_of_chains, power_law_forecast, susceptibility_forecast
 from copylib.analysis.softmax import basin_mean
 from copylib.theory import softmax_marginal as se
 
@@ -43,7 +43,7 @@ def test_susceptibility_forecast_is_exact_for_a_divergence():
 def test_copy_share_of_chains_matches_the_delta_method():
     rng = np.random.default_rng(1)
     Q, M = 0.3 + 0.01 * rng.normal(size=4000), 0.5 + 0.01 * rng.normal(size=4000)
-    share, se = copy_share_of_chains(Q, M)
+    share, se = _copy_share_of_chains(Q, M)
     assert share == pytest.approx(Q.mean() / (Q.mean() + M.mean()), rel=1e-14)
     # independent Q, M with s.d. 0.01: se = 0.01 sqrt(M^2 + Q^2)/(M + Q)^2 / sqrt(n), to sampling error (~5 %)
     assert se == pytest.approx(0.01 * np.hypot(0.5, 0.3) / 0.8**2 / np.sqrt(4000), rel=0.1)
@@ -90,7 +90,7 @@ def test_sampled_copy_observable_matches_the_estimators():
     lin = pr.sampled_copy_observable("copy_share", {"m": m, "q": q}, [100, 200], n_chains, L, lambda P: (0.4, 1.0))
     for i in range(2):
         sl = slice(i * n_chains, (i + 1) * n_chains)
-        share, err = pr.copy_share_of_chains((L - 1) * (q[sl] * np.sign(m[sl])).mean(-1), np.abs(m[sl]).mean(-1))
+        share, err = pr._copy_share_of_chains((L - 1) * (q[sl] * np.sign(m[sl])).mean(-1), np.abs(m[sl]).mean(-1))
         assert lin.sampled[i] == share and lin.se[i] == err and lin.z[i] == (share - 0.4) / err
     c = rng.uniform(0.0, 1.0, size=(2 * n_chains, 50))
     soft = pr.sampled_copy_observable("copy_weight", {"c": c}, [100, 200], n_chains, L, lambda P: (P / 1000, 1.0))

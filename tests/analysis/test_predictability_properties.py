@@ -67,24 +67,24 @@ def test_susceptibility_forecast_invalid(which, bad):
         pr.susceptibility_forecast(**args)
 
 
-@covers(pr.copy_share_of_chains)
+@covers(pr._copy_share_of_chains)
 @budget(30)
 @given(n=st.integers(2, 20), seed=seeds)
 def test_copy_share_of_chains_valid(n, seed):
     rng = np.random.default_rng(seed)
     Q, M = rng.uniform(0.0, 1.0, size=n), rng.uniform(0.1, 1.0, size=n)
-    share, se = pr.copy_share_of_chains(Q, M)
+    share, se = pr._copy_share_of_chains(Q, M)
     assert 0 <= share <= 1 and math.isfinite(se) and se >= 0
 
 
-@covers(pr.copy_share_of_chains)
+@covers(pr._copy_share_of_chains)
 @budget(20)
 @given(which=st.sampled_from(["Q", "M"]), bad=st.sampled_from([math.nan, math.inf]))
 def test_copy_share_of_chains_invalid(which, bad):
     args = dict(Q=np.array([0.2, 0.3, 0.4]), M=np.array([0.5, 0.5, 0.6]))
     args[which][0] = bad
     with raises_naming(which):
-        pr.copy_share_of_chains(**args)
+        pr._copy_share_of_chains(**args)
 
 
 @covers(pr.linear_copy_observables, pr.softmax_copy_observables)

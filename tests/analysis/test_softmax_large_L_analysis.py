@@ -23,7 +23,7 @@ def test_basin_weights_recovers_shares_spread_and_jump():
     n_data, n = 40, 4000
     logits = np.array([-1.0, 1.0] * (n_data // 2))  # a data-set spread of exactly 1 nat (sd with ddof=1 ~ 1.01)
     p = 1 / (1 + np.exp(-logits))
-    bw = sl.basin_weights({500: _two_basin_draws(rng, n_data, n, p), 400: _two_basin_draws(rng, n_data, n, 0.1 + 0 * p)},
+    bw = sl._basin_weights({500: _two_basin_draws(rng, n_data, n, p), 400: _two_basin_draws(rng, n_data, n, 0.1 + 0 * p)},
                           0.1)
     assert list(bw.P) == [400.0, 500.0]
     assert bw.share[0] == pytest.approx(0.1, abs=4 * bw.share_err[0])
@@ -44,49 +44,49 @@ def test_basin_weights_sees_hysteresis_and_a_single_basin():
     stuck = _two_basin_draws(rng, n_data, n, np.full(n_data, 0.5))
     stuck[:, 0] = 0.03  # the pooling start never leaves pooling
     stuck[:, 1] = 0.2  # the copy start never leaves copy
-    bw = sl.basin_weights({100: (stuck, None)}, 0.1)
+    bw = sl._basin_weights({100: (stuck, None)}, 0.1)
     assert bw.paired_d[0] == -1.0 and bw.min_crossings[0] == 0
     assert bw.spread_sampling[0] > 3  # the two chains of a data set disagree completely
-    single = sl.basin_weights({100: np.full((3, 2, 5), 0.03)}, 0.1)
+    single = sl._basin_weights({100: np.full((3, 2, 5), 0.03)}, 0.1)
     assert single.share[0] == 0 and np.isnan(single.jump[0]) and np.isnan(single.copy_mean[0])
 
 
 def test_basin_weights_refuses_bad_input():
     c = np.full((3, 2, 5), 0.1)
     with pytest.raises(ValueError, match="c_div"):
-        sl.basin_weights({1: c}, 1.0)
+        sl._basin_weights({1: c}, 1.0)
     with pytest.raises(ValueError, match="draws"):
-        sl.basin_weights({1: c[:1]}, 0.1)
+        sl._basin_weights({1: c[:1]}, 0.1)
     with pytest.raises(ValueError, match="draws"):
-        sl.basin_weights({1: c, 2: c[:2]}, 0.1)
+        sl._basin_weights({1: c, 2: c[:2]}, 0.1)
     with pytest.raises(TypeError, match="draws"):
-        sl.basin_weights([c], 0.1)
+        sl._basin_weights([c], 0.1)
 
 
 def test_log_odds_slope_is_exact_on_a_line_and_propagates_errors():
     P = np.array([900.0, 1000.0, 1100.0])
     y = 2.0 + 120.0 * np.log(P / 1000.0)
-    slope, err = sl.log_odds_slope(P, y, [0.3, 0.3, 0.3])
+    slope, err = sl._log_odds_slope(P, y, [0.3, 0.3, 0.3])
     assert slope == pytest.approx(120.0, rel=1e-12)
     t = np.log(P)
     assert err == pytest.approx(0.3 / np.sqrt(((t - t.mean()) ** 2).sum()), rel=1e-12)
-    assert math.isnan(sl.log_odds_slope(P, y)[1])
+    assert math.isnan(sl._log_odds_slope(P, y)[1])
     with pytest.raises(ValueError, match="err"):
-        sl.log_odds_slope(P, y, [0.3, 0.0, 0.3])
+        sl._log_odds_slope(P, y, [0.3, 0.0, 0.3])
     with pytest.raises(ValueError, match="P_values"):
-        sl.log_odds_slope([1000.0, 1000.0], [0.0, 1.0])
+        sl._log_odds_slope([1000.0, 1000.0], [0.0, 1.0])
 
 
 def test_bin_barrier_of_a_double_well_and_of_one_well():
     edges = np.linspace(0, 1, 11)
     mass = np.exp(-np.array([1.0, 0.0, 1.0, 2.5, 1.5, 0.5, 1.0, 3.0, 4.0, 5.0]))
-    assert sl.bin_barrier(mass, edges, 0.35) == pytest.approx((2.5, 2.0))
+    assert sl._bin_barrier(mass, edges, 0.35) == pytest.approx((2.5, 2.0))
     one_well = np.exp(-np.array([1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]))
-    assert sl.bin_barrier(one_well, edges, 0.35)[1] < 0  # no dip: the copy side is lower than the "barrier"
+    assert sl._bin_barrier(one_well, edges, 0.35)[1] < 0  # no dip: the copy side is lower than the "barrier"
     with pytest.raises(ValueError, match="c_div"):
-        sl.bin_barrier(mass, edges, 0.05)
+        sl._bin_barrier(mass, edges, 0.05)
     with pytest.raises(ValueError, match="mass"):
-        sl.bin_barrier(mass[:-1], edges, 0.35)
+        sl._bin_barrier(mass[:-1], edges, 0.35)
 
 
 def test_sampled_bin_barrier_matches_the_plugin_marginal_it_was_drawn_from():
@@ -97,10 +97,10 @@ def test_sampled_bin_barrier_matches_the_plugin_marginal_it_was_drawn_from():
     m = se.copy_weight_marginal(row.P3, spec, cum)
     edges = np.linspace(0.0, 0.3, 31)
     mass = np.array([m.mass(a, b) for a, b in zip(edges[:-1], edges[1:])])
-    theory = sl.bin_barrier(mass, edges, row.barrier)
+    theory = sl._bin_barrier(mass, edges, row.barrier)
     rng = np.random.default_rng(4)
     c = rng.choice(edges[:-1] + 0.005, p=mass / mass.sum(), size=(8, 2, 20_000))
-    (pool, copy), (e_pool, e_copy) = sl.sampled_bin_barrier(c, edges, row.barrier)
+    (pool, copy), (e_pool, e_copy) = sl._sampled_bin_barrier(c, edges, row.barrier)
     assert theory[0] > 1 and theory[1] > 0.5  # the plug-in marginal at L = 48 has two basins
     assert pool == pytest.approx(theory[0], abs=4 * e_pool) and copy == pytest.approx(theory[1], abs=4 * e_copy)
     assert 0 < e_pool < 0.3 and 0 < e_copy < 0.3

@@ -22,11 +22,11 @@ def paired_draws(draw):
     return np.random.default_rng(seed).uniform(0.0, 0.4, size=(n_data, 2, n))
 
 
-@covers(sl.basin_weights, sl.BasinWeights)
+@covers(sl._basin_weights, sl.BasinWeights)
 @budget(40)
 @given(c=paired_draws(), c_div=st.floats(0.05, 0.35))
 def test_basin_weights_are_consistent(c, c_div):
-    bw = sl.basin_weights({7: c, 3: (c[:, ::-1], None)}, c_div)
+    bw = sl._basin_weights({7: c, 3: (c[:, ::-1], None)}, c_div)
     assert list(bw.P) == [3.0, 7.0]
     share = (c >= c_div).mean()
     assert np.allclose(bw.share, share) and ((bw.share >= 0) & (bw.share <= 1)).all()
@@ -39,26 +39,26 @@ def test_basin_weights_are_consistent(c, c_div):
             assert bw.pool_mean[k] < c_div <= bw.copy_mean[k]
 
 
-@covers(sl.basin_weights)
+@covers(sl._basin_weights)
 @budget(10)
 @given(bad=st.sampled_from([0.0, 1.0, math.nan, -0.2, 2.0]))
 def test_basin_weights_names_c_div(bad):
     with raises_naming("c_div"):
-        sl.basin_weights({1: np.full((2, 2, 3), 0.1)}, bad)
+        sl._basin_weights({1: np.full((2, 2, 3), 0.1)}, bad)
 
 
-@covers(sl.log_odds_slope)
+@covers(sl._log_odds_slope)
 @budget(40)
 @given(slope=st.floats(-300, 300), icpt=st.floats(-5, 5), n=st.integers(2, 6), err=st.floats(0.01, 3))
 def test_log_odds_slope_recovers_a_line(slope, icpt, n, err):
     P = np.geomspace(500, 1500, n)
-    got, got_err = sl.log_odds_slope(P, icpt + slope * np.log(P), np.full(n, err))
+    got, got_err = sl._log_odds_slope(P, icpt + slope * np.log(P), np.full(n, err))
     assert math.isclose(got, slope, rel_tol=1e-9, abs_tol=1e-8)
     assert got_err > 0 and math.isclose(got_err * np.sqrt(((np.log(P) - np.log(P).mean()) ** 2).sum()), err,
                                         rel_tol=1e-9)
 
 
-@covers(sl.bin_barrier)
+@covers(sl._bin_barrier)
 @budget(40)
 @given(omega=st.lists(st.floats(0, 10), min_size=5, max_size=12), data=st.data())
 def test_bin_barrier_is_the_potential_difference(omega, data):
@@ -66,31 +66,31 @@ def test_bin_barrier_is_the_potential_difference(omega, data):
     edges = np.arange(omega.size + 1, dtype=float) / (omega.size + 1)
     k = data.draw(st.integers(1, omega.size - 2))
     c_div = 0.5 * (edges[k] + edges[k + 1])
-    pool, copy = sl.bin_barrier(np.exp(-omega) * np.diff(edges), edges, c_div)
+    pool, copy = sl._bin_barrier(np.exp(-omega) * np.diff(edges), edges, c_div)
     assert math.isclose(pool, omega[k] - omega[:k].min(), abs_tol=1e-9)
     assert math.isclose(copy, omega[k] - omega[k + 1:].min(), abs_tol=1e-9)
-    scaled = sl.bin_barrier(3.0 * np.exp(-omega) * np.diff(edges), edges, c_div)  # normalisation drops out
+    scaled = sl._bin_barrier(3.0 * np.exp(-omega) * np.diff(edges), edges, c_div)  # normalisation drops out
     assert np.allclose(scaled, (pool, copy))
 
 
-@covers(sl.sampled_bin_barrier)
+@covers(sl._sampled_bin_barrier)
 @budget(30)
 @given(c=paired_draws())
 def test_sampled_bin_barrier_agrees_with_bin_barrier_of_the_histogram(c):
     edges = np.linspace(0, 0.4, 5)
     counts = np.histogram(c, bins=edges)[0]
-    (pool, copy), errs = sl.sampled_bin_barrier(c, edges, 0.15)
+    (pool, copy), errs = sl._sampled_bin_barrier(c, edges, 0.15)
     with np.errstate(divide="ignore"):
-        assert np.allclose((pool, copy), sl.bin_barrier(counts, edges, 0.15), equal_nan=True)
+        assert np.allclose((pool, copy), sl._bin_barrier(counts, edges, 0.15), equal_nan=True)
     assert all(math.isnan(e) or e >= 0 for e in errs)
 
 
-@covers(sl.sampled_bin_barrier)
+@covers(sl._sampled_bin_barrier)
 @budget(10)
 @given(bad=st.sampled_from([np.zeros((1, 2, 3)), np.zeros((3, 3, 3)), np.zeros((3, 2))]))
 def test_sampled_bin_barrier_names_c(bad):
     with raises_naming("c"):
-        sl.sampled_bin_barrier(bad, np.linspace(0, 0.4, 5), 0.15)
+        sl._sampled_bin_barrier(bad, np.linspace(0, 0.4, 5), 0.15)
 
 
 @functools.cache

@@ -108,7 +108,7 @@ def _near_p3(L=48, n_data=6, seed=0):
         copy = rng.random((n_data, 2, 400)) < p
         c = np.where(copy, 0.2 + 0.01 * rng.standard_normal(copy.shape), 0.03 + 0.005 * rng.standard_normal(copy.shape))
         draws[P] = (c, c, c)
-    weights = sl.basin_weights(draws, 0.1)
+    weights = sl._basin_weights(draws, 0.1)
     rows = tuple((q, 1000.0, x, 0.1 * x, x, 0.0, 0.0) for q, x in (
         ("log-odds slope", 60.0), ("barrier from pooling", 2.0), ("barrier from copy", 1.5), ("jump of c", 0.17)))
     cmp = sl.PluginComparison(L=L, at=1000.0, weights=weights, rows=rows)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from copylib.frames import EXPLORER_CLASS, FRAME_CLASS, LABEL_CLASS, LIVE_ONLY_CLASS
+from copylib.frames import _EXPLORER_CLASS, _FRAME_CLASS, _LABEL_CLASS, _LIVE_ONLY_CLASS
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 NEEDS_CHROMIUM = pytest.mark.skipif(
@@ -236,7 +236,7 @@ CONTROLS = ".widget-slider, .widget-toggle-buttons"
 def explorer_pages(html: Path) -> list[Path]:
     """Pages whose embedded widget state holds an explorer."""
     return sorted(p for p in html.rglob("*.html")
-                  if any(EXPLORER_CLASS in block for block in WIDGET_STATE_BLOCK.findall(p.read_text(encoding="utf-8"))))
+                  if any(_EXPLORER_CLASS in block for block in WIDGET_STATE_BLOCK.findall(p.read_text(encoding="utf-8"))))
 
 
 def _open(browser, url: str, base: str):
@@ -250,14 +250,14 @@ def _open(browser, url: str, base: str):
     page, page.refused = open_offline(browser, url, base, {"width": 1280, "height": 1600}, skip=("mathjax",),
                                       errors=errors)
     page.errors = errors
-    page.wait_for_selector(f".{FRAME_CLASS}", state="visible", timeout=60_000)
+    page.wait_for_selector(f".{_FRAME_CLASS}", state="visible", timeout=60_000)
     return page
 
 
 def _shown(explorer) -> tuple[str, str]:
     """(label, image src) of the one visible frame of ``explorer``; fails unless exactly one is visible."""
-    labels = explorer.locator(f".{LABEL_CLASS}:visible")
-    images = explorer.locator(f".{FRAME_CLASS}:visible")
+    labels = explorer.locator(f".{_LABEL_CLASS}:visible")
+    images = explorer.locator(f".{_FRAME_CLASS}:visible")
     assert labels.count() == 1 and images.count() == 1, (labels.all_inner_texts(), images.count())
     image = images.first
     image.evaluate("img => img.decode()")  # waits until the picture is loaded, fails if it cannot be
@@ -332,10 +332,10 @@ def _explore_pages(rels: list[str], site_url: str) -> tuple[list[str], int]:
 
 def _explore_page(page, rel: str) -> tuple[list[str], int]:
     problems, moved = [], 0
-    live = page.locator(f".{LIVE_ONLY_CLASS}")
+    live = page.locator(f".{_LIVE_ONLY_CLASS}")
     if any(live.nth(i).is_visible() for i in range(live.count())):
         problems.append(f"{rel}: controls that need a kernel are visible")
-    explorers = page.locator(f".{EXPLORER_CLASS}")
+    explorers = page.locator(f".{_EXPLORER_CLASS}")
     for k in range(explorers.count()):
         explorer = explorers.nth(k)
         explorer.scroll_into_view_if_needed()

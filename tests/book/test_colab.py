@@ -28,7 +28,7 @@ _spec.loader.exec_module(notebooks)
 # chapters' checks find from it.
 REPORT = """
 import copylib, copylib.checks, os
-print(copylib.__file__, os.getcwd(), copylib.checks.book_root(), sep="\\n")
+print(copylib.__file__, os.getcwd(), copylib.checks._book_root(), sep="\\n")
 """
 
 

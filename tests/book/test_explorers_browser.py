@@ -22,7 +22,7 @@ import json
 
 from browser_helpers import NEEDS_CHROMIUM, WIDGET_STATE_BLOCK, explorer_pages
 
-from copylib.frames import EXPLORER_CLASS
+from copylib.frames import _EXPLORER_CLASS
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -51,7 +51,7 @@ def _frame_bytes_per_explorer(html: str) -> list[int]:
             return own + sum(size(k.removeprefix("IPY_MODEL_")) for k in kids)
 
         out += [size(mid) for mid, entry in state.items()
-                if EXPLORER_CLASS in entry["state"].get("_dom_classes", ())]
+                if _EXPLORER_CLASS in entry["state"].get("_dom_classes", ())]
     return out
 
 

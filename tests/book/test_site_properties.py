@@ -26,30 +26,30 @@ params = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=4),
                          max_size=5)
 
 
-@covers(cache.canonical_json, cache.cache_key, cache.source_digest)
+@covers(cache._canonical_json, cache._cache_key, cache.source_digest)
 @budget(40)
 @given(params, st.data())
 def test_cache_key_is_canonical_and_changes_with_any_parameter(p, data):
     reordered = dict(reversed(list(p.items())))
-    assert cache.canonical_json(p) == cache.canonical_json(reordered)
-    key = cache.cache_key("exp", p, source="s")
-    assert len(key) == 64 and key == cache.cache_key("exp", reordered, source="s")
-    assert key != cache.cache_key("exp", p, source="t")           # another copylib source
-    assert key != cache.cache_key("exp", {**p, "extra!": 1}, source="s")
+    assert cache._canonical_json(p) == cache._canonical_json(reordered)
+    key = cache._cache_key("exp", p, source="s")
+    assert len(key) == 64 and key == cache._cache_key("exp", reordered, source="s")
+    assert key != cache._cache_key("exp", p, source="t")           # another copylib source
+    assert key != cache._cache_key("exp", {**p, "extra!": 1}, source="s")
     assert len(cache.source_digest()) == 64
 
 
-@covers(cache.canonical_json, cache.cache_key, cache.cached)
+@covers(cache._canonical_json, cache._cache_key, cache.cached)
 @budget(20)
 @given(st.sampled_from([np.nan, np.inf, object(), np.random.default_rng(0)]))
 def test_unkeyable_parameters_are_refused(bad):
     with raises_naming("key_params"):
-        cache.canonical_json({"x": bad})
+        cache._canonical_json({"x": bad})
     with pytest.raises(ValueError, match="name"):
-        cache.cache_key("bad name", {})
+        cache._cache_key("bad name", {})
 
 
-@covers(cache.cached, cache.cache_dir, cache.cache_enabled)
+@covers(cache.cached, cache.cache_dir, cache._cache_enabled)
 @budget(15)
 @given(st.lists(finite, min_size=1, max_size=6), st.integers(0, 3))
 def test_cached_round_trip_and_switches(values, seed):
@@ -69,7 +69,7 @@ def test_cached_round_trip_and_switches(values, seed):
     old = os.environ.get("COPYHEAD_CACHE")
     try:
         os.environ["COPYHEAD_CACHE"] = "off"
-        assert not cache.cache_enabled()
+        assert not cache._cache_enabled()
     finally:
         os.environ.pop("COPYHEAD_CACHE") if old is None else os.environ.__setitem__("COPYHEAD_CACHE", old)
     assert isinstance(cache.cache_dir(), Path)
@@ -82,7 +82,7 @@ def _book(root: Path) -> None:
 
 
 @covers(checks.Checks, checks.CheckRecord, checks.load_records, checks.report_table,
-        checks.book_root, checks.records_dir, checks.file_digest, checks.copylib_digest,
+        checks._book_root, checks.records_dir, checks._file_digest, checks._copylib_digest,
         checks.chapters_with_checks)
 @budget(40)
 @given(finite, finite, st.floats(0, 10, allow_nan=False))
@@ -103,11 +103,11 @@ def test_checks_pass_exactly_when_the_comparison_holds(x, y, tol):
                 with pytest.raises(AssertionError, match="claim"):
                     method("claim", *args, **kwargs)
             assert c.records[-1].passed == holds
-        assert checks.book_root(root / "book") == root.resolve()
+        assert checks._book_root(root / "book") == root.resolve()
         assert checks.chapters_with_checks(root) == ["ch"]
         recs = checks.load_records(["ch"], directory=root / "records", root=root)
         assert len(recs) == 3 and checks.report_table(recs).count("<tr>") == 4
-        assert len(checks.file_digest(root / "book" / "ch.md")) == 64 == len(checks.copylib_digest())
+        assert len(checks._file_digest(root / "book" / "ch.md")) == 64 == len(checks._copylib_digest())
         assert isinstance(checks.records_dir(root), Path)
 
 
@@ -159,13 +159,13 @@ def test_attention_figure_of_any_softmax_matrix(L, seed):
         explorers.attention_figure(A[:, :-1])
 
 
-@covers(explorers.softmax_branches)
+@covers(landscape_explorers._softmax_branches)
 @budget(5)
 @given(st.lists(st.floats(10, 3000), min_size=1, max_size=4))
 def test_softmax_branches_have_at_least_one_global_minimum_per_P(P_list):
     import copylib as cl
 
-    Ps, Ds, glob = explorers.softmax_branches(P_list, cl.ModelSpec(L=16, V=4, kind="softmax"))
+    Ps, Ds, glob = landscape_explorers._softmax_branches(P_list, cl.ModelSpec(L=16, V=4, kind="softmax"))
     assert Ps.shape == Ds.shape == glob.shape and np.all(np.isfinite(Ds)) and np.all(Ds >= 0)
     assert glob.sum() == len(P_list)
 

@@ -48,7 +48,7 @@ def test_several_observables_at_once():
     rng = np.random.default_rng(3)
     x = np.stack([_ar1(rng, 4, 1000, 0.2), _ar1(rng, 4, 1000, 0.2, offsets=[0, 0, 0, 5])], axis=-1)
     d = dg.chain_diagnostics(x)
-    assert d.rhat.shape == (2,) and d.rhat[0] < dg.RHAT_MAX < d.rhat[1]
+    assert d.rhat.shape == (2,) and d.rhat[0] < dg._RHAT_MAX < d.rhat[1]
 
 
 def test_z_calibration_tells_calibrated_from_inflated_and_optimistic():
@@ -186,7 +186,7 @@ def test_single_diagnostics_are_arviz_and_constant_observables_are_defined():
     rng = np.random.default_rng(10)
     x = ar1(0.8, 4, 500, rng)
     assert dg.split_rhat(x) == float(az.rhat(x, method="rank"))
-    for method in dg.ESS_METHODS:
+    for method in dg._ESS_METHODS:
         assert dg.effective_sample_size(x, method) == float(az.ess(x, method=method))
     assert dg.mcse_mean(x) == float(az.mcse(x, method="mean"))
     # ArviZ returns nan for a constant observable; it is perfectly mixed and known exactly

@@ -25,7 +25,7 @@ seeds = st.integers(0, 2**32 - 1)
 @covers(dg.split_rhat, dg.effective_sample_size, dg.mcse_mean)
 @budget(30)
 @given(R=st.integers(1, 4), n=st.integers(4, 40), trailing=st.sampled_from([(), (2,)]),
-       method=st.sampled_from(dg.ESS_METHODS), constant=st.booleans(), seed=seeds)
+       method=st.sampled_from(dg._ESS_METHODS), constant=st.booleans(), seed=seeds)
 def test_single_diagnostics_valid(R, n, trailing, method, constant, seed):
     rng = np.random.default_rng(seed)
     x = np.full((R, n) + trailing, 1.5) if constant else rng.normal(size=(R, n) + trailing).cumsum(1)

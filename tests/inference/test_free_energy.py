@@ -14,7 +14,7 @@ import pytest
 import torch
 from scipy import integrate
 
-from copylib.inference.free_energy import ladder_log_partition, ladder_weights
+from copylib.inference.free_energy import _ladder_weights, ladder_log_partition
 from copylib.inference.tempering import parallel_tempering
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -45,7 +45,7 @@ def test_weights_reweight_expectations_to_a_temperature_between_rungs():
     est = []
     for s in range(12):
         u, x = gaussian_draws(np.random.default_rng(100 + s))
-        w = ladder_weights(u, BETAS, beta)
+        w = _ladder_weights(u, BETAS, beta)
         assert w.shape == (u.size,) and w.sum() == pytest.approx(1.0) and (w >= 0).all()
         est.append(w @ (x**2).sum(-1).ravel())
     est = np.array(est)

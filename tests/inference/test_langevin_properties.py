@@ -115,7 +115,7 @@ def test_tempering_valid(K, n_runs, D, n_steps, seed):
     assert_finite(res.samples["x"])
 
 
-@covers(fe.LadderFit, fe.ladder_log_partition, fe.ladder_weights)
+@covers(fe.LadderFit, fe.ladder_log_partition, fe._ladder_weights)
 @budget(15)
 @given(K=st.integers(2, 4), n=st.integers(2, 20), seed=seeds)
 def test_ladder_fit_is_normalised_and_log_partition_decreases(K, n, seed):
@@ -124,7 +124,7 @@ def test_ladder_fit_is_normalised_and_log_partition_decreases(K, n, seed):
     betas = np.linspace(0, 1, K)
     log_z = fe.ladder_log_partition(u, betas, np.linspace(0, 1, 7))
     assert log_z[0] == pytest.approx(0.0, abs=1e-9) and (np.diff(log_z) <= 1e-9).all()
-    w = fe.ladder_weights(u, betas, 0.5)
+    w = fe._ladder_weights(u, betas, 0.5)
     assert w.shape == (K * n,) and w.sum() == pytest.approx(1.0) and (w >= 0).all()
 
 
@@ -447,7 +447,7 @@ def test_map_sweep_quenched_valid_and_invalid(data):
         lx.map_sweep_quenched(**args)
 
 
-@covers(lx.by_data_set, lx.by_chain, lxe.diagnostics_per_group, lxe.diagnostics_table, lxe.diagnostics_arrays)
+@covers(lx.by_data_set, lx.by_chain, lxe.diagnostics_per_group, lxe._diagnostics_table, lxe._diagnostics_arrays)
 @budget(10)
 @given(G=st.integers(1, 2), S=st.integers(1, 3), R=st.integers(2, 3), n=st.integers(8, 30), seed=seeds)
 def test_regrouping_and_diagnostics_valid(G, S, R, n, seed):
@@ -458,11 +458,11 @@ def test_regrouping_and_diagnostics_valid(G, S, R, n, seed):
     # pooling a data set's chains keeps every draw, in chain order
     assert np.array_equal(lx.by_data_set(flat[0], G, S), per_chain[0].reshape(G, S, R * n))
     rows = lxe.diagnostics_per_group(*per_chain)
-    arrays = lxe.diagnostics_arrays(rows)
+    arrays = lxe._diagnostics_arrays(rows)
     for key in ("rhat", "ess_bulk", "ess_tail", "drift_z", "ess_per_chain", "median_rhat"):
         assert arrays[key].shape == (G, 3)
         assert_finite(arrays[key], key)
-    assert len(lxe.diagnostics_table(rows, list(range(1, G + 1)), "x").splitlines()) == G + 1
+    assert len(lxe._diagnostics_table(rows, list(range(1, G + 1)), "x").splitlines()) == G + 1
 
 
 @covers(lxe.z_scores, lx.posterior_copy_share, lx.map_predictions)
@@ -480,29 +480,29 @@ def test_z_scores_and_copy_share_valid(G, seed, L):
     assert share.shape == (G,) and np.all((share >= 0) & (share < 1))
 
 
-@covers(lxe.excess_z)
+@covers(lxe._excess_z)
 @budget(10)
 @given(st.lists(st.tuples(st.floats(-10, 10), st.floats(0.01, 5), st.floats(-10, 10)), min_size=1, max_size=8),
        st.floats(0, 0.5))
 def test_excess_z_valid(rows, allowance):
     sampled, se, theory = (np.array(c) for c in zip(*rows))
-    ex = lxe.excess_z(sampled, se, theory, allowance)
+    ex = lxe._excess_z(sampled, se, theory, allowance)
     assert (ex >= 0).all()
-    np.testing.assert_allclose(lxe.excess_z(sampled, se, theory, 0.0), np.abs(sampled - theory) / se, rtol=1e-12)
+    np.testing.assert_allclose(lxe._excess_z(sampled, se, theory, 0.0), np.abs(sampled - theory) / se, rtol=1e-12)
     inside = np.abs(sampled - theory) <= allowance * np.abs(theory)
     assert (ex[inside] == 0).all()
     # outside the allowance: moving the sample one more s.e. away from the theory adds one to the excess
     away = sampled + np.where(sampled >= theory, se, -se)
-    np.testing.assert_allclose(lxe.excess_z(away, se, theory, allowance)[~inside], ex[~inside] + 1, rtol=1e-9, atol=1e-9)
-    assert (lxe.excess_z(sampled, se, theory, allowance + 0.1) <= ex).all()  # a larger allowance never adds
+    np.testing.assert_allclose(lxe._excess_z(away, se, theory, allowance)[~inside], ex[~inside] + 1, rtol=1e-9, atol=1e-9)
+    assert (lxe._excess_z(sampled, se, theory, allowance + 0.1) <= ex).all()  # a larger allowance never adds
 
 
-@covers(lx.by_data_set, lx.by_chain, lxe.diagnostics_table, lxe.diagnostics_arrays, lxe.z_scores,
+@covers(lx.by_data_set, lx.by_chain, lxe._diagnostics_table, lxe._diagnostics_arrays, lxe.z_scores,
         lx.posterior_copy_share, lx.map_predictions)
 @budget(30)
 @given(data=st.data())
 def test_linear_chapter_helpers_invalid(data):
-    which = data.draw(st.sampled_from(["by_data_set", "by_chain", "diagnostics_table", "diagnostics_arrays",
+    which = data.draw(st.sampled_from(["by_data_set", "by_chain", "_diagnostics_table", "_diagnostics_arrays",
                                        "z_scores", "posterior_copy_share", "map_predictions"]))
     x = np.zeros((6, 4))
     summary = lx.chain_group_summary(np.ones((2, 2, 4)), np.ones((2, 2, 4)))
@@ -516,12 +516,12 @@ def test_linear_chapter_helpers_invalid(data):
         args = dict(x=x, n_groups=1, n_sets=3, n_chains=2)
         args[name] = data.draw(bad_ints(1)) if name != "x" else np.zeros((7, 4))
         call = lambda: lx.by_chain(**args)  # noqa: E731
-    elif which == "diagnostics_table":
+    elif which == "_diagnostics_table":
         name = "P_values"
-        call = lambda: lxe.diagnostics_table([], [1.0], "x")  # noqa: E731
-    elif which == "diagnostics_arrays":
+        call = lambda: lxe._diagnostics_table([], [1.0], "x")  # noqa: E731
+    elif which == "_diagnostics_arrays":
         name = "rows"
-        call = lambda: lxe.diagnostics_arrays(data.draw(st.sampled_from([[], [None]])))  # noqa: E731
+        call = lambda: lxe._diagnostics_arrays(data.draw(st.sampled_from([[], [None]])))  # noqa: E731
     elif which == "z_scores":
         name = "moments"
         call = lambda: lxe.z_scores(summary, [])  # noqa: E731

@@ -59,14 +59,14 @@ def test_spec_rejects_bad_scales(bad, name):
         ind.InductionSpec(4, 3, **{name: bad})
 
 
-@covers(ia.induction_sweep, ia.InductionSweep, ia.sample_induction_posterior, ia.InductionSampling)
+@covers(ia.induction_sweep, ia.InductionSweep, ia._sample_induction_posterior, ia._InductionSampling)
 @budget(3)
 @given(seed=st.integers(0, 2**16))
 def test_sweep_and_sampler_give_values_in_range(seed):
     spec = ind.InductionSpec(4, 3)
     sw = ia.induction_sweep([4, 8], spec, np.random.default_rng(seed), n_seeds=1, n_steps=3, n_test=4, n_records=2)
     assert ((0 <= sw.c1) & (sw.c1 <= 1)).all() and ((0 <= sw.score) & (sw.score <= 1 + 1e-12)).all()
-    s = ia.sample_induction_posterior([4], spec, np.random.default_rng(seed), n_chains=1, n_steps=2, n_warmup=0,
+    s = ia._sample_induction_posterior([4], spec, np.random.default_rng(seed), n_chains=1, n_steps=2, n_warmup=0,
                                       thin=1)
     assert s.c1.shape == (1, 1, 2) and ((0 <= s.accept_rate) & (s.accept_rate <= 1)).all()
 

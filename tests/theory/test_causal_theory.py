@@ -165,9 +165,9 @@ def test_row_gap_minimum_is_stationary_and_branches_agree_without_coexistence():
 
 def test_theory_rejects_other_specs():
     with pytest.raises(ValueError, match="kind"):
-        ct.copy_rows(cl.ModelSpec(4, 2, kind="linear"))
+        ct._copy_rows(cl.ModelSpec(4, 2, kind="linear"))
     with pytest.raises(ValueError, match="cyclic or causal"):
-        ct.copy_rows(cl.ModelSpec(4, 2, cyclic=False))
+        ct._copy_rows(cl.ModelSpec(4, 2, cyclic=False))
 
 
 def test_row_noise_without_noise_is_the_noise_free_family_and_its_gradient_is_exact():
@@ -187,7 +187,7 @@ def test_row_noise_without_noise_is_the_noise_free_family_and_its_gradient_is_ex
 def test_row_noise_shifts():
     """Noise moves the log-sum-exp of the competitors up (Jensen), except for a single competitor."""
     spec = _causal(6, 2, sigma_G=1.5)
-    rows = ct.copy_rows(spec)
+    rows = ct._copy_rows(spec)
     noise = ct.row_gap_noise(spec, np.random.default_rng(7), n_draws=4096)
     assert noise.shift.shape == (5, 4096) and noise.std == 1.5
     # without noise shift = ln n; with noise the mean shift is larger (log-sum-exp of noisy logits, Jensen),

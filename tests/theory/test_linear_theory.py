@@ -29,11 +29,10 @@ from copylib.theory.linear import (
     plugin_readout,
     predicted_test_loss,
     reduced_action,
-    reduced_action_gradient,
     susceptibility_m,
     transverse_row_sum_factor,
-    transverse_saddle,
 )
+from copylib.theory.linear_action import _reduced_action_gradient, _transverse_saddle
 
 SPEC = ModelSpec(L=32, V=4, kind="linear")
 SPEC_SMALL = ModelSpec(L=8, V=3, kind="linear", sigma_G=0.7, sigma_b=1.3, omega=0.8, sigma0_sq=1.2)
@@ -110,7 +109,7 @@ def test_row_sum_factor_is_the_isotropic_average():
 def test_gradient_matches_finite_differences(version):
     spec = SPEC_SMALL
     m, q, P = 0.37, 0.041, 55.0
-    dm, dq = reduced_action_gradient(m, q, P, spec, version=version)
+    dm, dq = _reduced_action_gradient(m, q, P, spec, version=version)
     h = 1e-6
     fd_m = (reduced_action(m + h, q, P, spec, version=version) - reduced_action(m - h, q, P, spec, version=version)) / (2 * h)
     fd_q = (reduced_action(m, q + h, P, spec, version=version) - reduced_action(m, q - h, P, spec, version=version)) / (2 * h)
@@ -137,7 +136,7 @@ def test_hessian_at_origin_matches_finite_differences(version):
 def test_transverse_saddle_is_stationary_and_below_prior_mean():
     spec = SPEC
     m, q, P = np.array([0.0, 0.3, 0.2]), np.array([0.0, 0.01, 0.09]), np.array([10.0, 300.0, 3000.0])
-    r2 = transverse_saddle(m, q, P, spec)
+    r2 = _transverse_saddle(m, q, P, spec)
     n_sc2 = (spec.L**2 - 2) * spec.sigma_G**2 / spec.L**2
     assert np.all((r2 > 0) & (r2 < n_sc2))
     for dr in (1e-4, -1e-4):
@@ -202,7 +201,7 @@ def test_minimum_is_stationary_and_global(version, P):
     spec = SPEC
     r = global_minimum(P, spec, version)
     assert r.coordinates["m"] > 0
-    dm, dq = reduced_action_gradient(r.coordinates["m"], r.coordinates["q"], P, spec, version=version)
+    dm, dq = _reduced_action_gradient(r.coordinates["m"], r.coordinates["q"], P, spec, version=version)
     scale = abs(r.action) + 1
     assert abs(float(dm)) * r.coordinates["m"] < 1e-8 * scale and abs(float(dq)) * max(r.coordinates["q"], 1e-3) < 1e-8 * scale
     assert float(reduced_action(r.coordinates["m"], r.coordinates["q"], P, spec, version=version)) == pytest.approx(r.action, rel=1e-10, abs=1e-10)

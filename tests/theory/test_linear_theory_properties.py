@@ -60,7 +60,7 @@ def test_transverse_row_sum_factor_valid(L):
     assert isinstance(c, float) and 0 < c <= 1
 
 
-@covers(lt.reduced_action, lt.reduced_action_gradient, lt.transverse_saddle)
+@covers(lt.reduced_action, linear_action._reduced_action_gradient, linear_action._transverse_saddle)
 @budget(30)
 @given(spec=linear_specs, version=versions, P=Ps, seed=seeds, given_r2=st.booleans())
 def test_reduced_action_valid(spec, version, P, seed, given_r2):
@@ -68,7 +68,7 @@ def test_reduced_action_valid(spec, version, P, seed, given_r2):
     k = linear_action.action_constants(spec)
     r2 = np.random.default_rng(seed).uniform(0.01, 2.0, size=5) * k.n * k.s_c2 if given_r2 else None
     S = lt.reduced_action(m, q, P, spec, version=version, r2=r2)
-    dm, dq = lt.reduced_action_gradient(m, q, P, spec, version=version, r2=r2)
+    dm, dq = linear_action._reduced_action_gradient(m, q, P, spec, version=version, r2=r2)
     for out in (S, dm, dq):
         assert isinstance(out, np.ndarray) and out.shape == (5,)
         assert_finite(out)
@@ -82,7 +82,7 @@ def test_reduced_action_valid(spec, version, P, seed, given_r2):
         # O(h^2) truncation plus rounding |S| eps / h
         np.testing.assert_allclose(d, fd, rtol=1e-4, atol=1e-4 + 1e-9 * np.abs(S).max() / h, err_msg=name)
     if version == "fluct":
-        r2s = lt.transverse_saddle(m, q, P, spec)
+        r2s = linear_action._transverse_saddle(m, q, P, spec)
         # 0 < r2* < n s_c^2 exactly; rounding may reach the upper end when the data barely act
         assert r2s.shape == (5,) and (r2s > 0).all() and (r2s <= k.n * k.s_c2 * (1 + 1e-12)).all()
         # the saddle minimises over r2: any other r2 gives at least the same action
@@ -253,8 +253,8 @@ _ARRAYS = {"m": np.zeros(2), "q": np.zeros(2), "P": np.full(2, 10.0), "r2": np.f
            "A": np.full((4, 4), 0.25), "P_values": np.array([1.0, 10.0])}
 _CALLS = {
     "reduced_action": (("m", "q", "P", "spec"), {"version": "mean_field", "r2": "r2"}),
-    "reduced_action_gradient": (("m", "q", "P", "spec"), {"version": "fluct", "r2": "r2"}),
-    "transverse_saddle": (("m", "q", "P", "spec"), {}),
+    "_reduced_action_gradient": (("m", "q", "P", "spec"), {"version": "fluct", "r2": "r2"}),
+    "_transverse_saddle": (("m", "q", "P", "spec"), {}),
     "hessian_at_origin": (("P", "spec"), {"version": "map"}),
     "susceptibility_m": (("P", "spec"), {"version": "mean_field"}),
     "global_minimum": (("P", "spec"), {"version": "mean_field", "hint": None}),
@@ -280,7 +280,7 @@ def _arguments(which):
     return args
 
 
-@covers(*(getattr(lt, f) for f in _CALLS))
+@covers(*(getattr(linear_action if f.startswith("_") else lt, f) for f in _CALLS))
 @budget(150)
 @given(data=st.data())
 def test_linear_theory_invalid(data):
@@ -303,13 +303,13 @@ def test_linear_theory_invalid(data):
         elif case == "shape" and name in ("A", "P_values"):
             value = np.zeros((3, 3)) if name == "A" else np.ones((2, 2))
         elif case == "kind":
-            none_ok = name == "r2" and which in ("reduced_action", "reduced_action_gradient")  # None: the saddle
+            none_ok = name == "r2" and which in ("reduced_action", "_reduced_action_gradient")  # None: the saddle
             value = data.draw(not_array().filter(lambda v: not (none_ok and v is None)))
         else:
             value = with_nonfinite(np.atleast_1d(value), data) if np.ndim(value) else math.nan
         args[name] = value
     with raises_naming(name):
-        getattr(lt, which)(**args)
+        getattr(linear_action if which.startswith("_") else lt, which)(**args)
 
 
 @covers(lt.transverse_row_sum_factor, lt.copy_share)
@@ -337,7 +337,7 @@ def test_fluct_needs_positive_r2(r2):
 # --------------------------------------------------------------------------
 
 
-@covers(lt.reduced_action, lt.reduced_action_gradient, lt.transverse_saddle, lt.hessian_at_origin,
+@covers(lt.reduced_action, linear_action._reduced_action_gradient, linear_action._transverse_saddle, lt.hessian_at_origin,
         lt.predicted_test_loss, lt.plugin_readout, lt.susceptibility_m)
 @budget(40)
 @given(spec=extreme_specs("linear"), version=versions, P=log_uniform(1e-3, 1e6),
@@ -346,7 +346,7 @@ def test_linear_action_extreme_scales(spec, version, P, amp, seed):
     m, q = _grid(seed, (4,), amp)
     m[0] = q[0] = 0.0  # the symmetric point, where the transverse saddle is the cubic root
     S = lt.reduced_action(m, q, P, spec, version=version)
-    grads = lt.reduced_action_gradient(m, q, P, spec, version=version)
+    grads = linear_action._reduced_action_gradient(m, q, P, spec, version=version)
     for out in (S, *grads, lt.hessian_at_origin(P, spec, version), lt.predicted_test_loss(m, q, P, spec),
                 lt.plugin_readout(cl.attention_from_order_parameters(m, q, spec.L), P, spec)):
         assert_finite(out)
@@ -354,7 +354,7 @@ def test_linear_action_extreme_scales(spec, version, P, amp, seed):
     assert chi.shape == () and (np.isnan(chi) or (math.isfinite(chi) and chi > 0))
     if version == "fluct":
         k = linear_action.action_constants(spec)
-        r2 = lt.transverse_saddle(m, q, P, spec)
+        r2 = linear_action._transverse_saddle(m, q, P, spec)
         # 0 < r2* < n s_c^2 exactly; without data (P -> 0) r2* -> n s_c^2 and may round to it
         assert (r2 > 0).all() and (r2 <= k.n * k.s_c2 * (1 + 1e-12)).all()
         # a true minimum in r2 (its grid used to stop at ln rho = -40: too high at extreme scales)

@@ -110,14 +110,14 @@ def test_every_geometry_returns_minimum_tuples_with_the_global_among_them(P, L, 
                 assert min(r.action for r in found) >= g.action - 1e-9 * max(1.0, abs(g.action))
 
 
-@covers(linear_minima.mqr2, linear_minima.shares_of)
+@covers(linear_minima.mqr2)
 @budget(20)
 @given(m=st.floats(0.0, 10.0), q=st.floats(-1.0, 10.0), r2=st.floats(0.0, 5.0), L=st.integers(2, 512))
 def test_linear_coordinates_and_shares(m, q, r2, L):
     r = Minimum(P=1.0, version="fluct", action=0.0, order_parameter=0.0, test_loss=0.5,
                 coordinates={"m": m, "q": q, "r2": r2})
     assert linear_minima.mqr2(r) == (m, q, r2)
-    s = float(linear_minima.shares_of(np.array([m]), np.array([q]), np.array([L]))[0])
+    s = float(linear_minima._shares_of(np.array([m]), np.array([q]), np.array([L]))[0])
     if m > 0:
         assert s == float(lt.copy_share(m, q, L)) or (math.isnan(s) and math.isnan(float(lt.copy_share(m, q, L))))
     else:

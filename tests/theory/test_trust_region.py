@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from copylib.theory.trust_region import descend_many, trust_region_step
+from copylib.theory.trust_region import _trust_region_step, descend_many
 
 
 class Quadratic:
@@ -30,7 +30,7 @@ def test_trust_region_step_solves_the_subproblem():
     H = np.array([np.diag([2.0, 1.0]), np.diag([-1.0, 3.0]), np.diag([-2.0, 1.0]),  # hard case: g _|_ e_0
                   [[1.0, 2.0], [2.0, 1.0]], np.diag([50.0, 40.0])])
     radius = np.array([0.3, 1.0, 2.0, 0.5, 1.0])
-    p, hits = trust_region_step(g, H, radius)
+    p, hits = _trust_region_step(g, H, radius)
     model = lambda x, b: g[b] @ x + 0.5 * x @ H[b] @ x  # noqa: E731
     angles = np.linspace(0, 2 * np.pi, 721)
     for b in range(len(g)):

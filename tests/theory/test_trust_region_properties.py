@@ -29,12 +29,12 @@ def subproblems(draw):
     return g, 0.5 * (M + M.transpose(0, 2, 1)), radius
 
 
-@covers(tr.trust_region_step)
+@covers(tr._trust_region_step)
 @budget(40)
 @given(problem=subproblems(), seed=st.integers(0, 2**16))
 def test_trust_region_step_stays_in_the_ball_and_beats_feasible_points(problem, seed):
     g, H, radius = problem
-    p, hits = tr.trust_region_step(g, H, radius)
+    p, hits = tr._trust_region_step(g, H, radius)
     assert p.shape == g.shape and hits.shape == radius.shape
     assert (np.linalg.norm(p, axis=1) <= radius * (1 + 1e-6)).all()  # near the hard case the norm rounds
 
