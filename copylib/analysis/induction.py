@@ -291,8 +291,19 @@ def _check_init(init, n_P, spec):
     return out
 
 
+def _chain_starts(init, spec, n_runs, n_chains, generator):
+    """The prior scales of ``g, K, W`` and the chains' starts: prior draws, or ``init`` (one state per P)
+    repeated for each of the ``n_chains`` chains."""
+    L, V = spec.L, spec.V
+    sd = {"g": spec.sigma_G, "K": spec.sigma_K, "W": spec.omega ** 0.5}
+    if init is None:
+        return sd, {name: sd[name] * torch.randn(n_runs, *shape, generator=generator, dtype=torch.float64)
+                    for name, shape in (("g", (L, L)), ("K", (V, V)), ("W", (V, V)))}
+    return sd, {name: torch.as_tensor(a).repeat_interleave(n_chains, 0) for name, a in init.items()}
+
+
 def _sample(P, spec, data, generator, n_chains, n_steps, n_warmup, thin, init):
-    n_P, L, V = P.size, spec.L, spec.V
+    n_P = P.size
     R = n_P * n_chains
     weight = _padded(P).repeat_interleave(n_chains, 0)  # (R, P_max)
     X, Y = torch.as_tensor(data.X), torch.as_tensor(data.Y)
@@ -311,12 +322,7 @@ def _sample(P, spec, data, generator, n_chains, n_steps, n_warmup, thin, init):
         n_targets = (mask.sum(-1) * weight).sum(-1)
         return {"c1": layer1_copy_weight(A1), "score": (score.sum(-1) * weight).sum(-1) / n_targets}
 
-    sd = {"g": spec.sigma_G, "K": spec.sigma_K, "W": spec.omega ** 0.5}
-    if init is None:
-        init = {name: sd[name] * torch.randn(R, *shape, generator=generator, dtype=torch.float64)
-                for name, shape in (("g", (L, L)), ("K", (V, V)), ("W", (V, V)))}
-    else:
-        init = {name: torch.as_tensor(a).repeat_interleave(n_chains, 0) for name, a in init.items()}
+    sd, init = _chain_starts(init, spec, R, n_chains, generator)
     res = langevin(energy, init, n_steps, 0.01, generator, n_warmup=n_warmup, thin=thin, record=record,
                    scales=sd)
     shape = (n_P, n_chains)
@@ -412,7 +418,7 @@ def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, 
     """``region``: None, or ``(c_split, copying)``: every rung is restricted to ``c^(1) > c_split``
     (``copying``) or to ``c^(1) <= c_split``, by an infinite wall in the prior term (MALA rejects
     proposals across it, which keeps the restricted target exact; swaps stay inside)."""
-    n_P, L, V, K = P.size, spec.L, spec.V, betas.size
+    n_P, K = P.size, betas.size
     n_runs = n_P * n_chains
     sub, counts = _distinct_counts(data, P)
     weight = torch.as_tensor(counts).repeat_interleave(n_chains, 0).repeat(K, 1)  # (K * n_runs, n_distinct)
@@ -439,12 +445,7 @@ def _temper(P, spec, data, test, betas, generator, n_chains, n_steps, n_warmup, 
 
     keys = torch.as_tensor(induction_keys(sub.tokens), dtype=torch.float64)
     n_targets = (mask.sum(-1) * weight).sum(-1)
-    sd = {"g": spec.sigma_G, "K": spec.sigma_K, "W": spec.omega ** 0.5}
-    if init is None:
-        start = {name: sd[name] * torch.randn(n_runs, *shape, generator=generator, dtype=torch.float64)
-                 for name, shape in (("g", (L, L)), ("K", (V, V)), ("W", (V, V)))}
-    else:
-        start = {name: torch.as_tensor(a).repeat_interleave(n_chains, 0) for name, a in init.items()}
+    sd, start = _chain_starts(init, spec, n_runs, n_chains, generator)
     res = parallel_tempering(energy, start, betas, n_steps, 0.01, generator, n_warmup=n_warmup, thin=thin,
                              swap_every=swap_every, record=record, scales=sd)
     shape = (n_P, n_chains)
