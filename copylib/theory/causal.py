@@ -25,7 +25,7 @@ so the logit prior costs::
 
 for a uniform gap (``H_L`` the harmonic number), against ``(L - 1) Delta^2 /
 (2 sigma_G^2)`` in the cyclic case. The module treats both geometries with one
-description of the rows (:class:`_CopyRows`: competitors per row, extra rows
+description of the rows (competitors per row, extra rows
 without a target, number of targets), so that the cyclic case of
 :mod:`copylib.theory.softmax` is a built-in reference.
 
@@ -35,7 +35,6 @@ action without the two log-determinant terms).
 
 Functions:
 
-* :func:`_copy_rows` -- the row description of a spec (cyclic or causal);
 * :func:`row_copy_weights`, :func:`copy_state_invariants` -- the copy state;
 * :func:`gain_criterion`, :func:`gain_criterion_is_monotone` -- the large-``P``
   criterion for a single minimum of the uniform-gap family;

@@ -1,4 +1,4 @@
-"""Result types shared by the attention geometries (:mod:`copylib.theory.linear`, :mod:`.softmax`, :mod:`.causal`).
+"""Result types shared by the attention geometries (:mod:`copylib.theory.linear`, :mod:`copylib.theory.softmax`, :mod:`copylib.theory.causal`).
 
 The same question gets the same verb and the same result type in every geometry (``CONTRIBUTING.md``):
 
