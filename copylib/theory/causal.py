@@ -59,7 +59,17 @@ import numpy.typing as npt
 from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
-from ..arguments import as_finite_array, as_real_array, check_int, check_P, check_positive, check_version
+from ..arguments import (
+    as_finite_array,
+    as_real_array,
+    check_generator,
+    check_grid,
+    check_instance,
+    check_int,
+    check_P,
+    check_positive,
+    check_version,
+)
 from ..model.network import ModelSpec, check_spec
 from .reduced_action import grid_minimum_points, inflection_pair
 from .results import FirstOrderPoint, Minimum, Spinodals
@@ -324,8 +334,7 @@ def row_gap_noise(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 1
     n_draws : int >= 1; std : float >= 0, optional.
     """
     rows = _copy_rows(spec)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    rng = check_generator("rng", rng)
     n_draws = check_int("n_draws", n_draws, 1)
     tau = spec.sigma_G if std is None else check_positive("std", std, allow_zero=True)
     share = rows.stiffness / rows.stiffness.sum()
@@ -350,8 +359,7 @@ def _noise_for(noise, rows) -> tuple:
     if noise is None:
         n = rows.competitors.astype(float)
         return np.log(n)[:, None], (1.0 / n)[:, None]
-    if not isinstance(noise, RowGapNoise):
-        raise TypeError(f"noise must be a RowGapNoise (row_gap_noise) or None, got {type(noise).__name__}")
+    noise = check_instance("noise", noise, RowGapNoise)
     if noise.shift.shape[0] != rows.competitors.size:
         raise ValueError(f"noise was drawn for {noise.shift.shape[0]} rows, the spec has {rows.competitors.size}")
     return noise.shift, noise.rho
@@ -612,9 +620,7 @@ def row_gap_branches(P_values: npt.ArrayLike, spec: ModelSpec, *, version: str =
     """
     spec = _check_spec(spec)
     version = check_version(version, VERSIONS)
-    P_values = check_P(P_values, "P_values")
-    if P_values.ndim != 1 or P_values.size < 2 or not (np.diff(P_values) > 0).all():
-        raise ValueError("P_values must be an increasing 1-d array of at least 2 sizes")
+    P_values = check_grid("P_values", P_values, n_min=2, positive=True, increasing=True)
     rows = _copy_rows(spec)
     shift_rho = _noise_for(noise, rows)
     n = rows.competitors.size
