@@ -34,6 +34,7 @@ from ..arguments import (
     check_generator,
     check_grid,
     check_int,
+    check_int_array,
     check_positive,
 )
 from ..inference.diagnostics import dataset_chain_diagnostics
@@ -422,14 +423,8 @@ def sample_two_start_copy_weights(P: npt.ArrayLike, spec: ModelSpec, data_seeds:
     if not (spec.cyclic or spec.causal):
         raise ValueError("spec must be cyclic or causal: the copy weight of a non-cyclic, unmasked network "
                          "would count the entry A[1, L], which has no target")
-    P = [check_int("P", p, 1) for p in P]
-    if not P or any(b <= a for a, b in pairwise(P)):
-        raise ValueError(f"P must be a non-empty, strictly increasing sequence, got {P}")
-    if isinstance(data_seeds, (str, bytes)) or not hasattr(data_seeds, "__iter__"):
-        raise TypeError(f"data_seeds must be a sequence of integers, got {type(data_seeds).__name__}")
-    data_seeds = [check_int("data_seeds", s, 0) for s in data_seeds]
-    if not data_seeds:
-        raise ValueError("data_seeds must hold at least one seed")
+    P = check_int_array("P", P, 1, increasing=True).tolist()
+    data_seeds = check_int_array("data_seeds", data_seeds, 0).tolist()
     n_chains = check_int("n_chains", n_chains, 1)
     seed = check_int("seed", seed, 0)
     planted_gap = check_positive("planted_gap", planted_gap)

@@ -40,6 +40,7 @@ from ..arguments import (
     check_grid,
     check_instance,
     check_int,
+    check_int_array,
     check_P_values,
     check_positive,
 )
@@ -195,11 +196,7 @@ def _adam_sweep(P_values, spec, seeds, init_scales, train_kwargs):
     Returns the kept runs as a :class:`MapSweepSets`, and the co-occurrences, the
     runs and the ``(data set, P)`` group of every run.
     """
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds must be a sequence of integers, got {type(seeds).__name__}")
-    seeds = [check_int("seeds entries", s, 0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must be non-empty")
+    seeds = check_int_array("seeds", seeds, 0).tolist()
     P_values = np.asarray(P_values)
     scales = check_grid("init_scales", init_scales, positive=True)
     n_sets, n_P, n_r = len(seeds), P_values.size, scales.size
