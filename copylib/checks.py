@@ -27,8 +27,8 @@ import numpy.typing as npt
 
 from .cache import source_digest, write_atomic
 
-__all__ = ["alternative_counts", "chapters_with_checks", "CheckRecord", "Checks", "load_records", "records_dir",
-           "report_table"]
+__all__ = ["alternative_counts", "chapters_with_checks", "CheckRecord", "Checks", "data_set_tolerance",
+           "DataSetTolerance", "load_records", "records_dir", "report_table"]
 
 _ENV_DIR = "COPYHEAD_CHECKS_DIR"
 
@@ -244,6 +244,56 @@ class Checks:
             name, holds = _alternative(alternative, boolean=True)
             alt = (name, "holds" if holds else "does not hold", holds)
         self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()), post_hoc, alt)
+
+
+@dataclass(frozen=True)
+class DataSetTolerance:
+    """:func:`data_set_tolerance` result; arrays have one entry per point.
+
+    mean : the mean over data sets; sd : the pooled standard deviation of one data set's value
+    (``scale`` times ``s``); s : the pooled spread in units of ``scale``; dof : its degrees of freedom,
+    ``n_points (n_sets - 1)``; quantile : the Student-t quantile used; tol : the allowed ``|mean - theory|``,
+    ``quantile * sd / sqrt(n_sets)``; level : the family-wise false-alarm rate.
+    """
+
+    mean: np.ndarray
+    sd: np.ndarray
+    s: float
+    dof: int
+    quantile: float
+    tol: np.ndarray
+    level: float
+
+
+def data_set_tolerance(runs: npt.ArrayLike, *, scale: npt.ArrayLike | None = None,
+                       level: float = 0.01) -> DataSetTolerance:
+    """A tolerance for ``|mean over data sets - theory|`` with a known false-alarm rate.
+
+    ``runs`` ``(n_sets >= 2, n_points)`` is one quantity measured on independent data sets at several
+    points (sample sizes). If its data-set fluctuations are Gaussian with standard deviation
+    ``s * scale`` (``scale`` a known shape, e.g. ``1/sqrt(P)``; default 1), the spread ``s`` is estimated
+    from every run (the deviations from each point's mean, ``n_points (n_sets - 1)`` degrees of freedom),
+    not from two draws. The mean at each point is independent of that estimate, so
+    ``(mean - theory) sqrt(n_sets) / sd`` is Student-t; ``tol`` uses its ``1 - level / (2 n_points)``
+    quantile (Bonferroni), so a correct theory fails at any point with probability at most ``level``.
+    """
+    from scipy import stats
+
+    x = _finite("runs", runs)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
+        raise ValueError(f"runs must have shape (n_sets >= 2, n_points >= 1), got {x.shape}")
+    w = np.ones(x.shape[1]) if scale is None else _finite("scale", scale)
+    if w.shape != (x.shape[1],) or np.any(w <= 0):
+        raise ValueError(f"scale must be positive with shape ({x.shape[1]},), got {w!r}")
+    level = float(level)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    n_sets, n_points = x.shape
+    dof = n_points * (n_sets - 1)
+    s = float(np.sqrt((((x - x.mean(0)) / w) ** 2).sum() / dof))
+    quantile = float(stats.t.ppf(1 - level / (2 * n_points), dof))
+    sd = s * w
+    return DataSetTolerance(x.mean(0), sd, s, dof, quantile, quantile * sd / np.sqrt(n_sets), level)
 
 
 def load_records(chapters: Iterable[str], directory: str | os.PathLike | None = None,

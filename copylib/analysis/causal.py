@@ -252,15 +252,11 @@ class StartAgreement:
     ----------
     start_gap : float
         Largest ``|c(second start) - c(first start)|`` over data sets and sample sizes.
-    seed_spread : float
-        Largest difference between consecutive data sets (first start), the measure of
-        data-set (quenched) fluctuations.
     deviation : float
         Largest ``|c(first start) - c_theory|``.
     """
 
     start_gap: float
-    seed_spread: float
     deviation: float
 
 
@@ -277,9 +273,7 @@ def start_agreement(c: npt.ArrayLike, c_theory: npt.ArrayLike) -> StartAgreement
     if c_theory.shape != (c.shape[1],):
         raise ValueError(f"c_theory must have shape ({c.shape[1]},) (n_P of c), got {c_theory.shape}")
     check_finite("c_theory", c_theory)
-    return StartAgreement(float(np.abs(c[..., 1] - c[..., 0]).max()),
-                          float(np.abs(np.diff(c[..., 0], axis=0)).max()),
-                          float(np.abs(c[..., 0] - c_theory).max()))
+    return StartAgreement(float(np.abs(c[..., 1] - c[..., 0]).max()), float(np.abs(c[..., 0] - c_theory).max()))
 
 
 @dataclass(frozen=True)
