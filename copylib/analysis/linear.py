@@ -44,6 +44,7 @@ from ..arguments import (
     check_P_values,
     check_positive,
 )
+from ..checks import data_set_tolerance
 from ..inference.map_training import lowest_objective, nested_cooccurrence, train_map
 from ..model.network import ModelSpec
 from ..posterior.order_parameters import order_parameters
@@ -342,10 +343,12 @@ _MAP_OBSERVABLES = ("m", "q", "loss")
 class MapAgreement:
     """:func:`map_agreement` result, arrays of shape ``(3, n_P)`` for ``m``, ``q`` and the test loss.
 
-    theory : the MAP prediction; mean : the mean over the data sets; spread : their standard
-    deviation (``ddof=1``); shift : the change of the prediction under the allowed shift of ``P``;
-    tol : the tolerance, ``factor * max(spread, floor * |theory|) + shift``; ratio :
-    ``|mean - theory| / tol``; ratio_without_shift : the same with ``tol - shift``.
+    theory : the MAP prediction; mean : the mean over the data sets; spread : the standard deviation
+    of one data set's value, ``s |theory| / sqrt(P)`` with ``s`` pooled per observable over every data set
+    and ``P`` (:func:`copylib.checks.data_set_tolerance`); shift : the change of the prediction under the
+    allowed shift of ``P``; tol : the tolerance, the Student-t multiple of ``spread / sqrt(n_sets)`` (false
+    alarms at most ``level`` per observable over the ``P`` grid) ``+ shift``; ratio : ``|mean - theory| / tol``;
+    ratio_without_shift : the same with ``tol - shift``.
     """
 
     theory: np.ndarray
@@ -365,12 +368,15 @@ class MapAgreement:
 
 
 def map_agreement(P_values: npt.ArrayLike, spec: ModelSpec, observed: npt.ArrayLike, theory: npt.ArrayLike, *,
-                  factor: float = 3.0, floor: float = 0.015, P_shift: float = 0.03) -> MapAgreement:
+                  level: float = 0.01, P_shift: float = 0.03) -> MapAgreement:
     """Adam's ``m``, ``q`` and test loss against the MAP minimum, with a data-set tolerance and a shift in ``P``.
 
-    The tolerance is ``factor`` times the larger of the data-set spread and ``floor`` times the
-    prediction, plus the change of the prediction (:func:`map_predictions`) when ``P`` is multiplied
-    by ``1 - P_shift`` or divided by it (a finite data set can shift features along ``P``).
+    The data-set spread of each observable is taken of relative order ``1/sqrt(P)`` and pooled over
+    every data set and ``P`` (not read from two draws at one ``P``); the tolerance on the mean over data
+    sets is its Student-t multiple for a false-alarm rate ``level`` over the ``P`` grid
+    (:func:`copylib.checks.data_set_tolerance`), plus the change of the prediction
+    (:func:`map_predictions`) when ``P`` is multiplied by ``1 - P_shift`` or divided by it (a finite
+    data set can shift features along ``P``).
 
     Parameters
     ----------
@@ -381,9 +387,9 @@ def map_agreement(P_values: npt.ArrayLike, spec: ModelSpec, observed: npt.ArrayL
     observed : array ``(n_sets, 3, n_P)``
         Adam's ``m``, ``q`` and test loss per data set (``n_sets >= 2``).
     theory : array ``(3, n_P)``
-        The MAP prediction (:func:`map_predictions`).
-    factor, floor : float
-        Multiple of the spread (``> 0``) and relative floor of the spread (``>= 0``).
+        The MAP prediction (:func:`map_predictions`), nonzero (the spread is relative to it).
+    level : float
+        The false-alarm rate per observable, ``0 < level < 1``.
     P_shift : float
         Allowed relative shift of ``P``, ``0 <= P_shift < 1``.
 
@@ -400,14 +406,19 @@ def map_agreement(P_values: npt.ArrayLike, spec: ModelSpec, observed: npt.ArrayL
     if th.shape != (3, P.size):
         raise ValueError(f"theory must have shape (3, {P.size}), got {th.shape}")
     check_finite("theory", th)
-    factor = check_positive("factor", factor)
-    floor = check_positive("floor", floor, allow_zero=True)
+    if np.any(th == 0):
+        raise ValueError("theory must be nonzero at every P (the data-set spread is relative to it): pass the P "
+                         "above the MAP threshold P1")
+    level = check_positive("level", level)
+    if level >= 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
     P_shift = check_positive("P_shift", P_shift, allow_zero=True)
     if P_shift >= 1:
         raise ValueError(f"P_shift must be in [0, 1), got {P_shift}")
     shift = np.max([np.abs(map_predictions(P * f, spec) - th) for f in (1 - P_shift, 1 / (1 - P_shift))], axis=0)
-    mean, spread = obs.mean(0), obs.std(0, ddof=1)
-    tol = factor * np.maximum(spread, floor * np.abs(th)) + shift
+    pooled = [data_set_tolerance(obs[:, k], scale=np.abs(th[k]) / np.sqrt(P), level=level) for k in range(3)]
+    mean, spread = obs.mean(0), np.array([r.sd for r in pooled])
+    tol = np.array([r.tol for r in pooled]) + shift
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio, ratio_ws = np.abs(mean - th) / tol, np.abs(mean - th) / (tol - shift)
     return MapAgreement(theory=th, mean=mean, spread=spread, shift=shift, tol=tol, ratio=ratio,

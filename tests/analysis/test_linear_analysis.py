@@ -101,11 +101,15 @@ def test_map_predictions_match_the_action_minimum_and_reject_bad_P():
 def test_map_agreement_and_loss_plateau_examples():
     from copylib.analysis.linear import loss_plateau, map_agreement
 
-    th = map_predictions([3.0, 500.0], SPEC)
-    obs = np.stack([th * 1.01, th * 0.99])
-    r = map_agreement([3.0, 500.0], SPEC, obs, th, P_shift=0.0)
+    P = np.array([20.0, 500.0])
+    th = map_predictions(P, SPEC)
+    obs = np.stack([th * (1 + 0.1 / np.sqrt(P)), th * (1 - 0.1 / np.sqrt(P))])
+    r = map_agreement(P, SPEC, obs, th, P_shift=0.0)
     assert np.allclose(r.mean, th) and np.all(r.shift == 0)
-    np.testing.assert_allclose(r.spread, 0.02 * np.abs(th) / np.sqrt(2))  # two sets: |a - b| / sqrt(2)
+    # relative deviations +-0.1/sqrt(P) at both P: pooled s = 0.1 sqrt(2) (two P, one degree of freedom each)
+    np.testing.assert_allclose(r.spread, 0.1 * np.sqrt(2) * np.abs(th) / np.sqrt(P))
+    with pytest.raises(ValueError, match="theory"):
+        map_agreement([1.0, 500.0], SPEC, np.stack([th, th]), th * [[0, 1]] * np.ones((3, 1)))
     p = loss_plateau([1.0, 2.0, 4.0, 8.0, 16.0], [1.0, 0.52, 0.5, 0.48, 0.1], 0.5)
     assert (p.P_from, p.P_to) == (2.0, 8.0)
     assert p.factor == pytest.approx(4.0) and p.largest_step_up == pytest.approx(-0.02)

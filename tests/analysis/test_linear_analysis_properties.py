@@ -219,16 +219,18 @@ def test_local_minimum_scan_and_jump_table_invalid(data):
 
 @covers(lx.map_agreement, lx.MapAgreement)
 @budget(5)
-@given(n_sets=st.integers(2, 4), seed=seeds, factor=st.floats(0.5, 5.0), floor=st.floats(0.0, 0.1),
-       P_shift=st.floats(0.0, 0.2))
-def test_map_agreement_valid(n_sets, seed, factor, floor, P_shift):
+@given(n_sets=st.integers(2, 4), seed=seeds, level=st.floats(0.001, 0.5), P_shift=st.floats(0.0, 0.2))
+def test_map_agreement_valid(n_sets, seed, level, P_shift):
     spec = cl.ModelSpec(L=4, V=2, kind="linear")
     P = [2.0, 20.0]
     th = lx.map_predictions(P, spec)
     obs = th[None] * (1 + 0.01 * np.random.default_rng(seed).normal(size=(n_sets, 3, 2)))
-    r = lx.map_agreement(P, spec, obs, th, factor=factor, floor=floor, P_shift=P_shift)
+    r = lx.map_agreement(P, spec, obs, th, level=level, P_shift=P_shift)
     assert r.tol.shape == r.ratio.shape == (3, 2) and (r.shift >= 0).all()
-    assert np.allclose(r.mean, obs.mean(0)) and np.allclose(r.tol, factor * np.maximum(r.spread, floor * np.abs(th)) + r.shift)
+    assert np.allclose(r.mean, obs.mean(0)) and np.all(r.tol >= r.shift)
+    ref = [cl.checks.data_set_tolerance(obs[:, k], scale=np.abs(th[k]) / np.sqrt(P), level=level) for k in range(3)]
+    np.testing.assert_allclose(r.tol - r.shift, [x.tol for x in ref], rtol=1e-9)
+    assert np.all(lx.map_agreement(P, spec, obs, th, level=level / 2, P_shift=P_shift).tol >= r.tol)
     table = r.table(P)
     assert table.shape == (2, 12) and list(table.index) == P
 
@@ -239,13 +241,13 @@ def test_map_agreement_valid(n_sets, seed, factor, floor, P_shift):
 def test_map_agreement_invalid(data):
     spec = cl.ModelSpec(L=4, V=2, kind="linear")
     th = lx.map_predictions([2.0, 20.0], spec)
-    args = {"P_values": [2.0, 20.0], "spec": spec, "observed": np.stack([th, th]), "theory": th, "factor": 3.0,
-            "floor": 0.015, "P_shift": 0.03}
-    name = data.draw(st.sampled_from(["P_values", "observed", "theory", "factor", "floor", "P_shift"]))
+    args = {"P_values": [2.0, 20.0], "spec": spec, "observed": np.stack([th, th]), "theory": th, "level": 0.01,
+            "P_shift": 0.03}
+    name = data.draw(st.sampled_from(["P_values", "observed", "theory", "level", "P_shift"]))
     args[name] = data.draw({"P_values": st.sampled_from([[2.0, -1.0], [], "abc"]),
                             "observed": st.sampled_from([th[None], np.zeros((2, 3, 3)), np.full((2, 3, 2), np.nan)]),
-                            "theory": st.sampled_from([th[:2], np.full((3, 2), np.inf)]), "factor": bad_positive(),
-                            "floor": st.one_of(st.floats(max_value=-1e-9), st.just(math.nan)),
+                            "theory": st.sampled_from([th[:2], np.full((3, 2), np.inf), 0 * th]),
+                            "level": st.one_of(bad_positive(), st.floats(1.0, 10.0)),
                             "P_shift": st.one_of(st.floats(1.0, 10.0), st.floats(max_value=-1e-9))}[name])
     with raises_naming(name):
         lx.map_agreement(**args)
