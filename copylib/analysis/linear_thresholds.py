@@ -466,7 +466,7 @@ def copy_share_curves(P2: dict, V: int, rel: npt.ArrayLike, rel_post: npt.ArrayL
     if missing:
         raise ValueError(f"P2 has no entry for (version, L) = {missing}")
     rel, rel_post = arrays["rel"], arrays["rel_post"]
-    minimum = {(v, Lb): linear_theory.minimum_curve(rel * P2[v][Lb], ModelSpec(L=Lb, V=V, kind="linear"), v).copy_share
+    minimum = {(v, Lb): linear_theory.minimum_curve(rel * P2[v][Lb], ModelSpec(L=Lb, V=V, kind="linear"), v).order_parameter
                for Lb in L_minimum for v in P2}
     known, posterior = P2.get("fluct", {}), {}
     for Lb in L_posterior:
