@@ -26,12 +26,12 @@ from copylib.theory.linear import (
     p2_analytic,
     p2_numerical,
     p2_numerical_many,
-    plugin_readout,
     predicted_test_loss,
     reduced_action,
     susceptibility_m,
     transverse_row_sum_factor,
 )
+from copylib.theory.linear_action import _plugin_readout as plugin_readout
 from copylib.theory.linear_action import _reduced_action_gradient, _transverse_saddle
 
 SPEC = ModelSpec(L=32, V=4, kind="linear")
