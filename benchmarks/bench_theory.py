@@ -61,10 +61,10 @@ def sweep():
     spec_s = cl.ModelSpec(L, V, kind="softmax")
     out = {}
     for v in LINEAR:
-        out["linear", v] = lt.minimum_curve(P_GRID, spec_l, v).m
+        out["linear", v] = lt.minimum_curve(P_GRID, spec_l, v).coordinates["m"]
     noise = st.row_noise(spec_s, np.random.default_rng(3))
     for v in SOFTMAX:
-        out["softmax", v] = st.minimum_curve(P_GRID, spec_s, v, noise=noise if v == "fluct" else None).Delta
+        out["softmax", v] = st.minimum_curve(P_GRID, spec_s, v, noise=noise if v == "fluct" else None).coordinates["Delta"]
     return out
 
 

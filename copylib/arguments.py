@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-__all__ = ["as_finite_array", "as_paired_arrays", "as_real_array", "check_bool", "check_finite",
+__all__ = ["as_finite_array", "as_paired_arrays", "as_real_array", "check_attention", "check_bool", "check_finite",
            "check_generator", "check_grid", "check_instance", "check_int", "check_int_array", "check_P",
            "check_P_range", "check_P_values", "check_positive", "check_shape", "check_version"]
 
@@ -120,6 +120,20 @@ def check_shape(name: str, array: np.ndarray | torch.Tensor, shape: tuple[int | 
         want = "(..., " + ", ".join("*" if s is None else str(s) for s in shape) + ")"
         origin = f" (sizes taken from {source})" if source else ""
         raise ValueError(f"{name} must have shape {want}{origin}, got {actual}")
+
+
+def check_attention(name: str, A: np.ndarray | torch.Tensor, L: int | None = None, *, batched: bool = True) -> int:
+    """An attention matrix (numpy array or torch tensor): square ``L x L`` with ``L >= 2`` in its last two
+    dimensions (the only two unless ``batched``), ``L`` equal to the given one if any, finite. Returns ``L``.
+    Raises ``ValueError`` naming ``name`` otherwise."""
+    shape = tuple(A.shape)
+    if len(shape) < 2 or (not batched and len(shape) != 2) or shape[-1] != shape[-2] or shape[-1] < 2:
+        dims = "a square L x L matrix" if not batched else "square in its last two dimensions"
+        raise ValueError(f"{name} must be {dims} with L >= 2, got shape {shape}")
+    if L is not None and shape[-1] != L:
+        raise ValueError(f"{name} must have shape (..., {L}, {L}) (L = spec.L), got {shape}")
+    check_finite(name, A)
+    return int(shape[-1])
 
 
 def check_P_range(P_range: Iterable[float]) -> tuple[float, float]:

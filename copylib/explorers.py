@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import frames, landscape_explorers
-from .arguments import as_paired_arrays, check_int, check_positive
+from .arguments import as_paired_arrays, check_attention, check_int, check_positive
 from .landscape_explorers import *  # noqa: F403 (the landscapes, re-exported)
 from .model.attention import attention_kind
 from .model.network import ModelSpec
@@ -64,18 +64,15 @@ def attention_figure(A: npt.ArrayLike, title: str = "") -> Figure:
     """
     import matplotlib.pyplot as plt
 
-    A = _check_attention(A)
+    A = _as_attention("A", A)
     fig, ax = plt.subplots(figsize=(4.8, 4.2), layout="tight")
     _draw_attention(fig, ax, A, title)
     return fig
 
 
-def _check_attention(A) -> np.ndarray:
+def _as_attention(name, A) -> np.ndarray:
     A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 2:
-        raise ValueError(f"A must be a square L x L matrix with L >= 2, got shape {A.shape}")
-    if not np.all(np.isfinite(A)):
-        raise ValueError("A must be finite")
+    check_attention(name, A, batched=False)
     return A
 
 
@@ -110,7 +107,7 @@ def _check_sweeps(sweeps) -> dict:
             raise ValueError(f"sweeps[{kind!r}] must hold P (n,), A (n, L, L) and test_loss (n,), got shapes "
                              f"{P.shape}, {A.shape}, {loss.shape}")
         for a in A:
-            _check_attention(a)
+            check_attention(f"sweeps[{kind!r}].A", a, batched=False)
         out[name] = (P, A, loss)
     return out
 
@@ -332,7 +329,7 @@ def induction_figure(A1: npt.ArrayLike, K: npt.ArrayLike, tokens: npt.ArrayLike,
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    A1, A2 = _check_attention(A1), _check_attention(A2)
+    A1, A2 = _as_attention("A1", A1), _as_attention("A2", A2)
     K = np.asarray(K, dtype=float)
     tokens = np.asarray(tokens)
     L = A1.shape[0]

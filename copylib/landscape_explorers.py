@@ -117,8 +117,8 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     ax.set_ylabel("copy part $(L-1)\\,q$")
     ax.set_title(f"linear attention, {name} action, L = {L}, V = {V}, P = {P:.4g}", fontsize=9)
     ax.legend(fontsize=7, loc="upper right")
-    bx.plot(curve.P, curve.m, ".-", ms=3, label="$m$")
-    bx.plot(curve.P, (L - 1) * curve.q, ".-", ms=3, label="$(L-1)\\,q$")
+    bx.plot(curve.P, curve.coordinates["m"], ".-", ms=3, label="$m$")
+    bx.plot(curve.P, (L - 1) * curve.coordinates["q"], ".-", ms=3, label="$(L-1)\\,q$")
     for x, label, style in ((P1, f"$P_1$ ({name}) = {P1:.1f}", ":"),
                             (P2, f"$P_2$ ({name}, copy share 1/2) = {P2:.0f}", "--")):
         if P_range[0] <= x <= P_range[1]:

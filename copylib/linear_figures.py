@@ -109,8 +109,8 @@ def minima_along_P(curves: dict, P1: dict, L: int, V: int) -> Figure:
         raise ValueError("curves must be a dict of one to three versions, and P1 must have the same keys")
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
     for version, c in curves.items():
-        axes[0].plot(c.P, c.m, label=version)
-        axes[1].plot(c.P, (L - 1) * c.q, label=version)
+        axes[0].plot(c.P, c.coordinates["m"], label=version)
+        axes[1].plot(c.P, (L - 1) * c.coordinates["q"], label=version)
         axes[2].plot(c.P, c.test_loss, label=version)
     for ax, name in zip(axes, ("pooling $m^*$", "copy part $(L-1)\\,q^*$", "predicted test loss")):
         ax.set_xscale("log")
@@ -155,7 +155,7 @@ def posterior_moments(rows: Iterable[tuple[ModelSpec, npt.ArrayLike, GroupSummar
             ax = axes[row, col]
             ax.plot(P_line, [getattr(a, key) for a in ann], "k-", label="plug-in integral")
             for v, ls in (("fluct", ":"), ("mean_field", "--")):
-                ax.plot(P_line, mins[v].m if key == "rms_m" else mins[v].q, ls, label=f"{v} minimum")
+                ax.plot(P_line, mins[v].coordinates["m" if key == "rms_m" else "q"], ls, label=f"{v} minimum")
             ax.errorbar(Ps, getattr(summ, key), yerr=2 * getattr(summ, se), fmt="o", color="C3", ms=4, label="samples")
             ax.set_xscale("log")
             ax.set_title(f"$L = {sp.L}$, $V = {sp.V}$: {name}", fontsize=9)

@@ -204,6 +204,32 @@ def test_check_finite_rejects(name, use_torch, data):
         arguments.check_finite(name, torch.as_tensor(array) if use_torch else array)
 
 
+@covers(arguments.check_attention)
+@budget(40)
+@given(name=names, L=st.integers(2, 5), batch=st.lists(st.integers(1, 3), max_size=2), use_torch=st.booleans(),
+       give_L=st.booleans(), data=st.data())
+def test_check_attention_accepts_square_finite_matrices(name, L, batch, use_torch, give_L, data):
+    A = data.draw(finite_arrays(st.just(tuple(batch) + (L, L))))
+    A = torch.as_tensor(A) if use_torch else A
+    assert arguments.check_attention(name, A, L if give_L else None, batched=bool(batch) or data.draw(st.booleans())) == L
+
+
+@covers(arguments.check_attention)
+@budget(40)
+@given(name=names, L=st.integers(2, 5), use_torch=st.booleans(), data=st.data())
+def test_check_attention_rejects(name, L, use_torch, data):
+    """Not square, L < 2, a batch where none is allowed, the wrong L, or a non-finite entry: each names ``name``."""
+    fault = data.draw(st.sampled_from(["not square", "L < 2", "batched", "wrong L", "non-finite", "1-d"]))
+    shape, batched, want = {"not square": ((L, L + 1), True, None), "L < 2": ((1, 1), True, None),
+                            "batched": ((2, L, L), False, None), "wrong L": ((L, L), True, L + 1),
+                            "non-finite": ((L, L), True, None), "1-d": ((L,), True, None)}[fault]
+    A = np.zeros(shape)
+    if fault == "non-finite":
+        A = with_nonfinite(A, data)
+    with raises_naming(name, ValueError):
+        arguments.check_attention(name, torch.as_tensor(A) if use_torch else A, want, batched=batched)
+
+
 @st.composite
 def shapes_and_arrays(draw):
     """A pattern (sizes or None = any), and the shape of an array that matches it (with batch dimensions)."""

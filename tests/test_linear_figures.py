@@ -41,7 +41,7 @@ def test_minima_along_P_draws_one_curve_per_version_and_the_P1_lines():
     P1 = {v: lt.p1_analytic(SPEC, v) for v in curves}
     fig = linear_figures.minima_along_P(curves, P1, 4, 2)
     assert [len(ax.lines) for ax in fig.axes][:2] == [2 + 2, 2]  # two curves and two P1 lines on the left
-    assert np.allclose(fig.axes[1].lines[1].get_ydata(), 3 * curves["map"].q)
+    assert np.allclose(fig.axes[1].lines[1].get_ydata(), 3 * curves["map"].coordinates["q"])
     with pytest.raises(ValueError, match="P1"):
         linear_figures.minima_along_P(curves, {"map": 1.0}, 4, 2)
 

@@ -104,9 +104,6 @@ FOR_READERS: dict[str, str] = {
     "copylib.inference.proposals.Move": "the proposal interface (CONTRIBUTING: a new sampler)",
     "copylib.inference.proposals.LangevinProposal": "the proposal interface (CONTRIBUTING: a new sampler)",
     "copylib.model.attention.attention_kinds": "the registered attention kinds (CONTRIBUTING: a new kind)",
-    "copylib.theory.linear_action.plugin_readout": "the plug-in readout W of the linear action, for a reader",
-    "copylib.theory.softmax_action.plugin_readout": "the plug-in readout W of the softmax action, for a reader",
-    "copylib.theory.softmax_noise.transverse_average": "the noisy-row average behind the fluct action, for a reader",
     "copylib.theory.softmax_marginal_density.default_c_grid": "the copy-weight grid copy_weight_marginal uses",
 }
 

@@ -253,6 +253,15 @@ def smallest_jump_size(version: str, lo: int, hi: int, *, V: int = 4) -> Smalles
                         start_valid=bool(not start_lo.two_minima and start_hi.first_order), at_hi=j_b)
 
 
+class _RowPerKey:
+    """A scan holding one row per key in its dict field ``_ROWS``: ``scan[key]`` is that row."""
+
+    _ROWS = "rows"
+
+    def __getitem__(self, key):
+        return getattr(self, self._ROWS)[key]
+
+
 @dataclass(frozen=True)
 class OnsetRow:
     """One size of :func:`posterior_onset_scan`.
@@ -273,18 +282,15 @@ class OnsetRow:
 
 
 @dataclass(frozen=True)
-class OnsetScan:
+class OnsetScan(_RowPerKey):
     """:func:`posterior_onset_scan` result: the ratios ``f = P / P1`` and one :class:`OnsetRow`
     per size ``(L, V)`` in ``rows``; ``scan[L, V]`` is ``scan.rows[L, V]``. ``i_half``, ``i_one``:
     the indices of ``f`` nearest to ``1/2`` and ``1``."""
 
     f: np.ndarray
-    rows: dict
+    rows: dict[tuple[int, int], OnsetRow]
     i_half: int
     i_one: int
-
-    def __getitem__(self, size: tuple) -> OnsetRow:
-        return self.rows[size]
 
     def table(self) -> pd.DataFrame:
         """``P1``, ``E m^2`` at ``P1/4``, ``P1/2``, ``P1`` and ``4 P1`` (first, half, one, last ratio),
@@ -340,7 +346,7 @@ def posterior_onset_scan(sizes: Sequence[tuple[int, int]], f: npt.ArrayLike, **g
 
 
 @dataclass(frozen=True)
-class SwitchScan:
+class SwitchScan(_RowPerKey):
     """:func:`posterior_switch_scan` result.
 
     switch : ``{L: PluginSwitch}``; P2 : ``{L: P2}`` of the ``fluct`` action; L_lo, L_hi : the
@@ -348,13 +354,12 @@ class SwitchScan:
     smallest ``L`` (``-1`` where there is none).
     """
 
-    switch: dict
+    switch: dict[int, PluginSwitch]
     P2: dict
     L_lo: int
     L_hi: int
 
-    def __getitem__(self, L: int) -> PluginSwitch:
-        return self.switch[L]
+    _ROWS = "switch"
 
     def table(self) -> pd.DataFrame:
         """The bracket, the marginal's ``P`` (in units of ``P2``), its modes, barrier and weight
@@ -466,7 +471,7 @@ def copy_share_curves(P2: dict, V: int, rel: npt.ArrayLike, rel_post: npt.ArrayL
     if missing:
         raise ValueError(f"P2 has no entry for (version, L) = {missing}")
     rel, rel_post = arrays["rel"], arrays["rel_post"]
-    minimum = {(v, Lb): linear_theory.minimum_curve(rel * P2[v][Lb], ModelSpec(L=Lb, V=V, kind="linear"), v).copy_share
+    minimum = {(v, Lb): linear_theory.minimum_curve(rel * P2[v][Lb], ModelSpec(L=Lb, V=V, kind="linear"), v).order_parameter
                for Lb in L_minimum for v in P2}
     known, posterior = P2.get("fluct", {}), {}
     for Lb in L_posterior:

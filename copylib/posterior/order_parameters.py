@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from ..arguments import as_real_array, check_bool, check_finite, check_int, check_shape
+from ..arguments import as_real_array, check_attention, check_bool, check_finite, check_int
 from ..model.network import ModelSpec, check_spec, from_torch, to_torch
 from ..model.task import shift_matrix
 
@@ -56,19 +56,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-
-def _check_attention(name: str, A: torch.Tensor, L: int | None = None) -> int:
-    """``A`` must be ``(..., L, L)``, square, ``L >= 2``, finite. Returns ``L``."""
-    check_shape(name, A, (None, None))
-    if A.shape[-1] != A.shape[-2] or A.shape[-1] < 2:
-        raise ValueError(
-            f"{name} must be square with L >= 2 in its last two dimensions, got {tuple(A.shape)}"
-        )
-    if L is not None and A.shape[-1] != L:
-        raise ValueError(f"{name} must have shape (..., {L}, {L}) (L = spec.L), got {tuple(A.shape)}")
-    check_finite(name, A)
-    return int(A.shape[-1])
 
 
 def _check_nonnegative(name: str, t: torch.Tensor) -> None:
@@ -120,7 +107,7 @@ def invariants(A: npt.ArrayLike | torch.Tensor, cyclic: bool = True) -> tuple[np
     """
     check_bool("cyclic", cyclic)
     as_numpy, (A,) = to_torch(A, names=("A",))
-    L = _check_attention("A", A)
+    L = check_attention("A", A)
     T = _shift(L, cyclic, A)
     row = A.sum(-1)  # A 1, shape (..., L)
     alpha_1 = (A**2).sum((-1, -2))
@@ -154,7 +141,7 @@ def order_parameters(A: npt.ArrayLike | torch.Tensor) -> tuple[np.ndarray | torc
     (e.g. every row-stochastic ``A``).
     """
     as_numpy, (A,) = to_torch(A, names=("A",))
-    L = _check_attention("A", A)
+    L = check_attention("A", A)
     T = _shift(L, True, A)
     m = A.sum((-1, -2)) / L
     q = ((A * T).sum((-1, -2)) - m) / (L - 1)  # <A, T - J/L> = <A, T> - 1^T A 1 / L
@@ -221,7 +208,7 @@ def copy_weight(A: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     Equals ``gamma_1 / L`` of the cyclic task.
     """
     as_numpy, (A,) = to_torch(A, names=("A",))
-    L = _check_attention("A", A)
+    L = check_attention("A", A)
     T = _shift(L, True, A)
     return from_torch(as_numpy, (A * T).sum((-1, -2)) / L)
 
@@ -236,7 +223,7 @@ def logit_gap(A: npt.ArrayLike | torch.Tensor) -> np.ndarray | torch.Tensor:
     (no finite gap reproduces it).
     """
     as_numpy, (A,) = to_torch(A, names=("A",))
-    L = _check_attention("A", A)
+    L = check_attention("A", A)
     T = _shift(L, True, A)
     c = (A * T).sum((-1, -2)) / L
     cd = c.detach()
@@ -335,7 +322,7 @@ def plugin_action_of_attention(A: npt.ArrayLike | torch.Tensor, P: npt.ArrayLike
     """
     spec = check_spec(spec)
     as_numpy, (A_t,) = to_torch(A, names=("A",))
-    _check_attention("A", A_t, spec.L)
+    check_attention("A", A_t, spec.L)
     inv = invariants(A, spec.cyclic)
     return plugin_action(*inv, P, spec, include_constant=include_constant)
 

@@ -67,12 +67,13 @@ from ..arguments import (
     check_instance,
     check_int,
     check_P,
+    check_P_values,
     check_positive,
     check_version,
 )
 from ..model.network import ModelSpec, check_spec
 from .reduced_action import grid_minimum_points, inflection_pair
-from .results import FirstOrderPoint, Minimum, Spinodals
+from .results import FirstOrderPoint, Minimum, MinimumCurve, Spinodals
 from .softmax_noise import set_shift_and_rho
 
 __all__ = [
@@ -84,6 +85,8 @@ __all__ = [
     "gap_action",
     "row_gap_action",
     "local_minima",
+    "global_minimum",
+    "minimum_curve",
     "first_order_point",
     "RowGapNoise",
     "row_gap_noise",
@@ -468,6 +471,34 @@ def local_minima(P: float, spec: ModelSpec, version: str = "mean_field") -> tupl
     rows = _copy_rows(spec)
     D, F = _minima(P, spec, rows, version, _Grid(rows))
     return _states(D, F, P, spec, version)
+
+
+def global_minimum(P: float, spec: ModelSpec, version: str = "mean_field") -> Minimum:
+    """The global minimum of the uniform-gap action: the lowest of :func:`local_minima` (the first of equal
+    actions), a :class:`~copylib.theory.results.Minimum` as there (no test loss)."""
+    return min(local_minima(P, spec, version), key=lambda r: r.action)
+
+
+def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field") -> MinimumCurve:
+    """:func:`global_minimum` at each ``P`` of ``P_values`` (1-d array of ``P > 0``).
+
+    Returns a :class:`~copylib.theory.results.MinimumCurve`: coordinates ``{"Delta"}``, the mean copy weight
+    of the rows with a target as order parameter, the action, ``n_minima``; ``test_loss`` is ``None``.
+    """
+    spec = _check_spec(spec)
+    version = check_version(version, VERSIONS)
+    P_values = check_P_values(P_values)
+    rows = _copy_rows(spec)
+    grid = _Grid(rows)
+    best, n = [], []
+    for P in P_values.tolist():
+        D, F = _minima(P, spec, rows, version, grid)
+        j = int(np.argmin(F))
+        best.append(_states(D[j:j + 1], F[j:j + 1], P, spec, version)[0])
+        n.append(D.size)
+    return MinimumCurve(P=P_values.copy(), version=version, action=[r.action for r in best],
+                        order_parameter=[r.order_parameter for r in best], test_loss=None,
+                        coordinates={"Delta": [r.coordinates["Delta"] for r in best]}, n_minima=np.asarray(n))
 
 
 def first_order_point(spec: ModelSpec, version: str = "mean_field", *, P_range: tuple[float, float] = (10.0, 1e5),

@@ -91,7 +91,6 @@ __all__ = [
     "transverse_row_sum_factor",
     "reduced_action",
     "hessian_at_origin",
-    "plugin_readout",
     "predicted_test_loss",
     "copy_share"]
 
@@ -463,7 +462,7 @@ def hessian_at_origin(P: npt.ArrayLike, spec: ModelSpec, version: str = "mean_fi
 # --------------------------------------------------------------------------
 
 
-def plugin_readout(A: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, r2: npt.ArrayLike = 0.0) -> np.ndarray:
+def _plugin_readout(A: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, r2: npt.ArrayLike = 0.0) -> np.ndarray:
     """Plug-in posterior-mean readout ``W = (K_bar + kappa I)^{-1} B_bar``, shape ``(..., V, V)``.
 
     ``K_bar = P E[X^T A^T A X]``, ``B_bar = P E[X^T A^T T X]`` (population token
@@ -506,7 +505,7 @@ def predicted_test_loss(m: npt.ArrayLike, q: npt.ArrayLike, P: npt.ArrayLike, sp
 
     :func:`copylib.theory.plugin_loss.plugin_loss` of the invariants of ``A(m, q)``. All moments
     are ``a I + b J_V``; on ``1^perp`` (multiplicity ``V-1``) and on ``1`` the readout of
-    :func:`plugin_readout` has eigenvalues ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
+    the plug-in readout has eigenvalues ``w_perp = gamma_1/(alpha_1 + eps)`` and ``w_1 = gamma_2/(alpha_2 + eps)``,
     and :func:`copylib.expected_loss <copylib.model.losses.expected_loss>` becomes
 
         1 + [(V-1)(alpha_1 w_perp^2 - 2 gamma_1 w_perp) + alpha_2 w_1^2 - 2 gamma_2 w_1] / (L V)

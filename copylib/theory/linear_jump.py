@@ -189,7 +189,7 @@ def first_order_point(spec: ModelSpec, version: str = "fluct", *, span: tuple[fl
     P2 = p2_numerical(spec, version, rtol=1e-5)
     grid = P2 * np.geomspace(lo_f, hi_f, int(n_scan))
     curve = minimum_curve(grid, spec, version)
-    share = np.nan_to_num(curve.copy_share, nan=0.0)
+    share = np.nan_to_num(curve.order_parameter, nan=0.0)
     i = int(np.abs(np.diff(share)).argmax())
 
     def share_of(r):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 import numpy as np
 import numpy.typing as npt
@@ -31,11 +31,10 @@ from .linear_action import (
     predicted_test_loss,
     spec_of_constants,
 )
-from .results import Minimum
+from .results import Minimum, MinimumCurve
 from .trust_region import descend_many
 
 __all__ = [
-    "MinimumCurve",
     "global_minimum",
     "minimum_curve",
 ]
@@ -43,20 +42,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # minimisation
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MinimumCurve:
-    """:func:`minimum_curve` result: arrays of shape ``(n_P,)``."""
-
-    P: np.ndarray
-    version: str
-    m: np.ndarray
-    q: np.ndarray
-    r2: np.ndarray
-    action: np.ndarray
-    test_loss: np.ndarray
-    copy_share: np.ndarray
 
 
 class WhitenedAction:
@@ -283,7 +268,8 @@ def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean
     """:func:`global_minimum` over a grid of ``P`` (each warm-started from its neighbour).
 
     P_values : 1-d array_like of ``P > 0`` (any order; results in the given order).
-    Returns :class:`MinimumCurve` (``m, q, r2, action, test_loss, copy_share``).
+    Returns a :class:`~copylib.theory.results.MinimumCurve`: coordinates ``{"m", "q", "r2"}``, the copy share as
+    order parameter (``nan`` at the symmetric point), the test loss; ``n_minima`` is ``None``.
     """
     spec = check_linear_spec(spec)
     version = check_version(version, VERSIONS)
@@ -297,9 +283,9 @@ def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean
         out[order[j]] = r
     m, q, r2 = np.array([mqr2(r) for r in out]).T
     return MinimumCurve(
-        P=Pg.copy(), version=version, m=m, q=q, r2=r2,
-        action=np.array([r.action for r in out]), test_loss=np.array([r.test_loss for r in out]),
-        copy_share=copy_share(m, q, k.L),
+        P=Pg.copy(), version=version, action=np.array([r.action for r in out]),
+        order_parameter=copy_share(m, q, k.L), test_loss=np.array([r.test_loss for r in out]),
+        coordinates={"m": m, "q": q, "r2": r2},
     )
 
 

@@ -1,7 +1,7 @@
 """The test loss of an attention matrix with its plug-in readout, from the invariants of the attention.
 
 With the plug-in (large-``P`` posterior-mean) readout ``W = (K_bar + kappa I)^{-1} B_bar``
-(:func:`copylib.theory.linear.plugin_readout`, :func:`copylib.theory.softmax.plugin_readout`)
+(``_plugin_readout`` of :mod:`copylib.theory.linear_action` and :mod:`copylib.theory.softmax_action`)
 every moment is ``a I + b J_V`` by the vocabulary symmetry, and the population loss per
 position of ``(A, W)`` (:func:`copylib.expected_loss <copylib.model.losses.expected_loss>`)
 depends on ``A`` only through its four invariants

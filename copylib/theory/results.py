@@ -4,6 +4,8 @@ The same question gets the same verb and the same result type in every geometry 
 
 * :class:`Minimum`: one minimum of the reduced action at one ``P`` (``local_minima`` returns a tuple of
   them, ``global_minimum`` one);
+* :class:`MinimumCurve`: the global minimum along a grid of sample sizes (``minimum_curve``), the same
+  fields as :class:`Minimum` as arrays;
 * :class:`Spinodals`: where the copy minimum appears and the pooling minimum disappears;
 * :class:`FirstOrderPoint`: where the pooling and the copy minimum exchange order, with the two states
   there and the jump of the order parameter.
@@ -17,7 +19,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Minimum", "Spinodals", "FirstOrderPoint"]
+import numpy as np
+
+__all__ = ["Minimum", "MinimumCurve", "Spinodals", "FirstOrderPoint"]
 
 def _finite_or_none(name: str, x, *, allow_nan: bool = False) -> float | None:
     if x is None:
@@ -68,6 +72,60 @@ class Minimum:
         if not isinstance(self.coordinates, Mapping) or not self.coordinates:
             raise ValueError(f"coordinates must be a non-empty mapping of names to floats, got {self.coordinates!r}")
         object.__setattr__(self, "coordinates", {str(k): float(v) for k, v in self.coordinates.items()})
+
+
+@dataclass(frozen=True)
+class MinimumCurve:
+    """The global minimum of a geometry's reduced action along a grid of sample sizes (``minimum_curve``).
+
+    The fields of :class:`Minimum`, as float64 arrays of shape ``(n_P,)`` in the order of ``P``:
+
+    P : the sample sizes (> 0); version : the theory version;
+    action : ``S`` at the global minimum (nats);
+    order_parameter : the copy share (linear; ``nan`` at the symmetric point), the copy weight (softmax), the
+    mean copy weight of the rows with a target (causal);
+    test_loss : the predicted test loss per position, or ``None`` (causal);
+    coordinates : the geometry's own variables by name, each an array: ``{"m", "q", "r2"}`` (linear),
+    ``{"Delta"}`` (softmax, causal uniform gap);
+    n_minima : the number of local minima at each ``P`` (softmax, causal), or ``None`` (linear: its
+    trust-region search returns the global minimum only).
+    """
+
+    P: np.ndarray
+    version: str
+    action: np.ndarray
+    order_parameter: np.ndarray
+    test_loss: np.ndarray | None
+    coordinates: Mapping[str, np.ndarray] = field(hash=False)
+    n_minima: np.ndarray | None = None
+
+    def __post_init__(self):
+        P = np.array(self.P, dtype=np.float64)
+        if P.ndim != 1 or P.size == 0 or not (np.all(np.isfinite(P)) and np.all(P > 0)):
+            raise ValueError(f"P must be a non-empty 1-d array of finite values > 0, got {self.P!r}")
+        object.__setattr__(self, "P", P)
+        if not isinstance(self.version, str):
+            raise TypeError(f"version must be a str, got {type(self.version).__name__}")
+
+        def along(name, x):
+            x = np.array(x, dtype=np.float64)
+            if x.shape != P.shape:
+                raise ValueError(f"{name} must have the shape of P {P.shape}, got {x.shape}")
+            return x
+
+        object.__setattr__(self, "action", along("action", self.action))
+        object.__setattr__(self, "order_parameter", along("order_parameter", self.order_parameter))
+        if self.test_loss is not None:
+            object.__setattr__(self, "test_loss", along("test_loss", self.test_loss))
+        if not isinstance(self.coordinates, Mapping) or not self.coordinates:
+            raise ValueError(f"coordinates must be a non-empty mapping of names to arrays, got {self.coordinates!r}")
+        object.__setattr__(self, "coordinates",
+                           {str(k): along(f"coordinates[{k!r}]", v) for k, v in self.coordinates.items()})
+        if self.n_minima is not None:
+            n = np.array(self.n_minima)
+            if n.shape != P.shape or not np.issubdtype(n.dtype, np.integer) or np.any(n < 1):
+                raise ValueError(f"n_minima must be integers >= 1 of the shape of P {P.shape}, got {self.n_minima!r}")
+            object.__setattr__(self, "n_minima", n)
 
 
 @dataclass(frozen=True)

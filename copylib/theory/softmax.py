@@ -65,13 +65,12 @@ in nats (units of ``-ln`` probability). The versions:
     action is a deterministic, smooth function of ``Delta`` (common random
     numbers). What this neglects (the cumulant corrections
     ``-Var(S)/2 + ...`` of ``-ln E[e^{-S}]``, i.e. the data reweighting the
-    transverse modes) can be measured with :func:`transverse_average`.
+    transverse modes) is measured by the tests (``softmax_noise._transverse_average``).
 
 Transition analysis (all versions): :func:`local_minima`, :func:`spinodals`,
 :func:`first_order_point`, :func:`minimum_curve`, and the leading-order
 analytic :func:`p3_leading_order`. The test loss of a state is that of its
-attention with the plug-in posterior-mean readout (:func:`plugin_readout`,
-:func:`state_loss`).
+attention with the plug-in posterior-mean readout (:func:`state_loss`).
 
 Reference numbers (L = 32, V = 4, all constants 1; reproduced by the tests where cheap):
 
@@ -86,15 +85,15 @@ Reference numbers (L = 32, V = 4, all constants 1; reproduced by the tests where
 * :func:`p3_leading_order` has no solution at L = 32 (its root needs L >= 41.2).
 
 Everything is float64 numpy/scipy and deterministic; Monte Carlo only enters
-through :func:`row_noise` and :func:`transverse_average`, which take a
+through :func:`row_noise`, which takes a
 ``numpy.random.Generator``.
 
 This module gathers the public names of the modules the theory is written in, one theme each:
 
 * :mod:`copylib.theory.softmax_noise`: the noisy rows of the ``"fluct"`` action (:class:`RowNoise`,
-  :func:`row_noise`) and the full transverse average (:func:`transverse_average`);
+  :func:`row_noise`);
 * :mod:`copylib.theory.softmax_action`: the reduced action of every version and its derivatives, the
-  copy weight of a gap, the plug-in readout and the test loss of a state;
+  copy weight of a gap and the test loss of a state;
 * :mod:`copylib.theory.softmax_transition`: minima, spinodals, the first-order point and its barrier,
   the global minimum along ``P``, and the leading-order analytic ``P3``.
 """

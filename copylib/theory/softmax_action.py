@@ -28,7 +28,6 @@ __all__ = [
     "reduced_action",
     "reduced_action_derivatives",
     "copy_weight_of_gap",
-    "plugin_readout",
     "state_loss",
 ]
 
@@ -219,7 +218,7 @@ def copy_weight_of_gap(Delta: npt.ArrayLike, spec: ModelSpec, *, version: str = 
 # --------------------------------------------------------------------------
 
 
-def plugin_readout(A: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
+def _plugin_readout(A: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec) -> np.ndarray:
     """Posterior-mean (= ridge/MAP) readout at large ``P`` for the attention ``A``.
 
     ``W = (K_bar + kappa I)^{-1} B_bar`` with the plug-in moments
@@ -250,7 +249,7 @@ def state_loss(Delta: npt.ArrayLike, P: npt.ArrayLike, spec: ModelSpec, *, versi
     """Test loss per position of the state ``Delta`` with its plug-in readout at ``P``.
 
     For the noise-free versions this is
-    ``expected_loss(A, plugin_readout(A, P, spec), T)`` with
+    ``expected_loss(A, _plugin_readout(A, P, spec), T)`` with
     ``A = copy_attention(Delta, L)``, evaluated in closed form from the
     invariants (``O(1)`` per point instead of ``O(L^3)``; equality is tested):
     with ``W = w_perp (I - J/V) + w_1 J/V``,

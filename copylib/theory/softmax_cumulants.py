@@ -37,7 +37,7 @@ _CENTRAL = [(a, b) for a in range(5) for b in range(5 - a) if a + b >= 2]
 def check_marginal_spec(spec: object) -> ModelSpec:
     """``spec`` if it is a cyclic softmax-attention ``ModelSpec`` (the plug-in marginal's domain), else an error."""
     return check_spec(spec, kind="softmax", theory="the softmax theory",
-                      cyclic_because="the exact marginal uses gamma_2 = L (cyclic task)")
+                      cyclic_because="the plug-in marginal uses gamma_2 = L (cyclic task)")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ gap ``Delta``) stays at its prior scale if the data do not constrain it.
 (with their ``Delta``-derivatives): the inputs of the action of :mod:`copylib.theory.softmax_action`.
 ``rows_for`` picks the rows a version uses (the noise-free row for every version but ``"fluct"``) and
 ``check_softmax_spec`` is the domain check all the softmax theory modules share.
-:func:`~copylib.theory.softmax.transverse_average` averages the plug-in data action over full noisy attention matrices.
+``_transverse_average`` (for the tests) averages the plug-in data action over full noisy attention matrices.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from ..posterior.order_parameters import invariants, plugin_action
 __all__ = [
     "RowNoise",
     "row_noise",
-    "TransverseAverage",
-    "transverse_average",
 ]
 
 _CHUNK = 1 << 16  # elements (Delta points x noise draws) per block: 512 kB arrays stay in cache
@@ -193,7 +191,7 @@ def row_averages(Delta: np.ndarray, rows: RowNoise, order: int = 0) -> tuple[lis
 
 
 @dataclass(frozen=True)
-class TransverseAverage:
+class _TransverseAverage:
     """Transverse-noise averages of the plug-in data action at fixed ``Delta`` and ``P``.
 
     * mean_field : ``S(E[inv])`` (what ``version="fluct"`` uses, up to Monte Carlo error)
@@ -212,13 +210,13 @@ class TransverseAverage:
     alpha_1: float
 
 
-def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.Generator, *,
-                       n_samples: int = 2000, std: float | None = None) -> TransverseAverage:
+def _transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.Generator, *,
+                       n_samples: int = 2000, std: float | None = None) -> _TransverseAverage:
     """Average the plug-in data action over full noisy attention matrices.
 
     Logits ``g = Delta T + tau (Z - <Z, T0> T0)``, ``Z`` i.i.d. ``N(0, 1)`` (``L x L``),
     ``T0 = (T - J/L)/sqrt(L-1)`` (the global copy mode, removed), ``tau = sigma_G``
-    by default; ``A = row-softmax(g)``. Returns :class:`TransverseAverage`. The gap
+    by default; ``A = row-softmax(g)``. Returns a ``_TransverseAverage``. The gap
     between ``mean_field`` and ``free_energy`` is what the ``"fluct"`` action
     neglects. Memory ``O(n_samples L^2)``.
     """
@@ -245,7 +243,7 @@ def transverse_average(Delta: float, P: float, spec: ModelSpec, rng: np.random.G
     smf = float(plugin_action(a1.mean(), a2.mean(), g1.mean(), g2.mean(), P, spec))
     m = s.min()
     fe = m - math.log(np.mean(np.exp(-(s - m))))
-    return TransverseAverage(
+    return _TransverseAverage(
         mean_field=smf, mean=float(s.mean()), free_energy=float(fe), variance=float(s.var()),
         copy_weight=float(np.mean(np.sum(A * S, axis=(-1, -2)) / L)), alpha_1=float(a1.mean()),
     )

@@ -9,7 +9,6 @@ The action and its derivatives are those of :mod:`copylib.theory.softmax_action`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +18,7 @@ from scipy.optimize.elementwise import find_root
 from ..arguments import check_int, check_P, check_P_range, check_positive, check_version
 from ..model.network import ModelSpec
 from .reduced_action import downward_crossings, grid_minimum_points, inflection_pair, upward_crossings
-from .results import FirstOrderPoint, Minimum, Spinodals
+from .results import FirstOrderPoint, Minimum, MinimumCurve, Spinodals
 from .softmax_action import (
     DEFAULT_DELTA_MAX,
     DEFAULT_N_GRID,
@@ -41,7 +40,6 @@ __all__ = [
     "copy_minimum_depth",
     "local_minimum_copy_weights",
     "global_minimum",
-    "MinimumCurve",
     "minimum_curve",
     "leading_order_gap",
     "p3_leading_order",
@@ -409,28 +407,14 @@ def global_minimum(P: float, spec: ModelSpec, version: str = "mean_field", *,
     return _states(D[j:j + 1], F[j:j + 1], P, spec, version, noise)[0]
 
 
-@dataclass(frozen=True)
-class MinimumCurve:
-    """Global-minimum state along a grid of sample sizes (arrays ``(n_P,)``).
-
-    P, Delta, copy_weight, test_loss, action; n_minima: number of local minima at each ``P``.
-    """
-
-    P: np.ndarray
-    Delta: np.ndarray
-    copy_weight: np.ndarray
-    test_loss: np.ndarray
-    action: np.ndarray
-    n_minima: np.ndarray
-
-
 def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean_field", *,
                   noise: RowNoise | None = None,
                   Delta_max: float = DEFAULT_DELTA_MAX, n_grid: int = DEFAULT_N_GRID
                   ) -> MinimumCurve:
-    """Global minimum of ``S`` (gap, copy weight, test loss, action) at each ``P`` of ``P_values``.
+    """The global minimum of ``S`` at each ``P`` of ``P_values`` (1-d array of ``P > 0``).
 
-    P_values : 1-d array of ``P > 0``. The copy weight and loss jump at ``P3``.
+    Returns a :class:`~copylib.theory.results.MinimumCurve`: coordinates ``{"Delta"}``, the copy weight as
+    order parameter (it jumps at ``P3``, and so does the test loss), the action, and ``n_minima``.
     """
     spec = check_softmax_spec(spec)
     version = check_version(version, VERSIONS)
@@ -447,8 +431,9 @@ def minimum_curve(P_values: npt.ArrayLike, spec: ModelSpec, version: str = "mean
         n.append(mins.size)
     D = np.asarray(D)
     return MinimumCurve(
-        P=P_values.copy(), Delta=D, copy_weight=copy_weight_of_gap(D, spec, version=version, noise=noise),
-        test_loss=state_loss(D, P_values, spec, version=version, noise=noise), action=np.asarray(F),
+        P=P_values.copy(), version=version, action=np.asarray(F),
+        order_parameter=copy_weight_of_gap(D, spec, version=version, noise=noise),
+        test_loss=state_loss(D, P_values, spec, version=version, noise=noise), coordinates={"Delta": D},
         n_minima=np.asarray(n),
     )
 

@@ -96,7 +96,7 @@ def test_copy_share_curves_follow_the_minimum_and_the_posterior_means():
     rel, rel_post = np.array([0.5, 1.0, 2.0]), np.array([0.9, 1.1])
     r = copy_share_curves({v: {6: p} for v, p in p2.items()}, 2, rel, rel_post, L_minimum=(6,), L_posterior=(6,))
     share = r.minimum["map", 6]
-    assert share.tolist() == lt.minimum_curve(rel * p2["map"], sp, "map").copy_share.tolist()
+    assert share.tolist() == lt.minimum_curve(rel * p2["map"], sp, "map").order_parameter.tolist()
     assert share[0] < 0.5 < share[-1]  # P2 is where the minimum's copy share crosses 1/2
     mo = [plugin_posterior_moments(f * p2["fluct"], sp, q_max=6 / 5, m_max=3.0) for f in rel_post]
     np.testing.assert_array_equal(r.posterior[6], posterior_copy_share(mo, 6))

@@ -201,14 +201,14 @@ def test_training_explorer_has_a_frame_per_kind_and_P(L, P_list, seed):
 @given(st.floats(450.0, 750.0))
 def test_marginal_explorer_at_any_P(P):  # the range where L = 32's tilt grid covers the posterior
     import copylib as cl
-    from copylib.theory import softmax_marginal as se
+    from copylib.theory import softmax_marginal as sm
 
     spec = cl.ModelSpec(L=32, V=4, kind="softmax")
     cum = _cumulants(spec)
     box = explorers.marginal_explorer([P], spec, cum, [0.9 * P, P, 1.1 * P])
     assert box.children[1]._dom_classes == ("copyhead-live-only",)
     with raises_naming("P_line"):
-        explorers.marginal_figure(se.copy_weight_marginal(P, spec, cum), [1.0], [0.1, 0.2])
+        explorers.marginal_figure(sm.copy_weight_marginal(P, spec, cum), [1.0], [0.1, 0.2])
     plt.close("all")
 
 
@@ -216,10 +216,10 @@ _CUM = {}
 
 
 def _cumulants(spec):
-    from copylib.theory import softmax_marginal as se
+    from copylib.theory import softmax_marginal as sm
 
     if spec not in _CUM:
-        _CUM[spec] = se.row_cumulants(spec, np.random.default_rng(0), n_draws=1024)
+        _CUM[spec] = sm.row_cumulants(spec, np.random.default_rng(0), n_draws=1024)
     return _CUM[spec]
 
 

@@ -202,6 +202,23 @@ def test_causal_attention_and_planted_logits_valid(L, kind, seed, Delta):
     np.testing.assert_allclose(Ac[np.arange(1, L), np.arange(L - 1)], c, rtol=1e-10, atol=1e-300)
 
 
+@covers(ct.global_minimum, ct.minimum_curve)
+@budget(30)
+@given(which=st.sampled_from(["global_minimum", "minimum_curve"]), name=st.sampled_from(["P", "spec", "version"]),
+       data=st.data())
+def test_causal_global_minimum_and_curve_invalid(which, name, data):
+    args = {"P": 50.0 if which == "global_minimum" else [50.0, 100.0],
+            "spec": cl.ModelSpec(5, 3, kind="softmax", cyclic=False, causal=True), "version": "map"}
+    args[name] = data.draw({
+        "P": st.sampled_from([0.0, -1.0, math.nan, None, "10"] if which == "global_minimum"
+                             else [[10.0, 0.0], [], [[10.0]], [math.inf], None]),
+        "spec": st.one_of(bad_spec(), st.just(cl.ModelSpec(5, 3, kind="linear")), st.just(cl.ModelSpec(5, 3, cyclic=False))),
+        "version": st.sampled_from(["fluct", "bayes", None, 1]),
+    }[name])
+    with raises_naming("P_values" if (name, which) == ("P", "minimum_curve") else name):
+        getattr(ct, which)(*args.values())
+
+
 _CALLS = {
     "copy_rows": lambda a: ct._copy_rows(a["spec"]),
     "row_copy_weights": lambda a: ct.row_copy_weights(a["Delta"], a["spec"]),

@@ -26,12 +26,12 @@ from copylib.theory.linear import (
     p2_analytic,
     p2_numerical,
     p2_numerical_many,
-    plugin_readout,
     predicted_test_loss,
     reduced_action,
     susceptibility_m,
     transverse_row_sum_factor,
 )
+from copylib.theory.linear_action import _plugin_readout as plugin_readout
 from copylib.theory.linear_action import _reduced_action_gradient, _transverse_saddle
 
 SPEC = ModelSpec(L=32, V=4, kind="linear")
@@ -216,9 +216,9 @@ def test_minimum_curve_matches_pointwise_minima():
     c = minimum_curve(P, SPEC, "mean_field")
     for i, p in enumerate(P):
         r = global_minimum(p, SPEC, "mean_field")
-        assert c.m[i] == pytest.approx(r.coordinates["m"], rel=1e-7, abs=1e-12)
-        assert c.q[i] == pytest.approx(r.coordinates["q"], rel=1e-6, abs=1e-12)
-    assert c.m[1] == 0 and np.isnan(c.copy_share[1])
+        assert c.coordinates["m"][i] == pytest.approx(r.coordinates["m"], rel=1e-7, abs=1e-12)
+        assert c.coordinates["q"][i] == pytest.approx(r.coordinates["q"], rel=1e-6, abs=1e-12)
+    assert c.coordinates["m"][1] == 0 and np.isnan(c.order_parameter[1])
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -230,8 +230,8 @@ def test_minimum_curve_of_all_versions_matches_pointwise_minima(version):
     for i, p in enumerate(P):
         r = global_minimum(p, SPEC, version)
         assert c.action[i] <= r.action + 1e-10 * (1 + abs(r.action))
-        assert c.m[i] == pytest.approx(r.coordinates["m"], rel=1e-6, abs=1e-9)
-        assert c.q[i] == pytest.approx(r.coordinates["q"], rel=1e-6, abs=1e-9)
+        assert c.coordinates["m"][i] == pytest.approx(r.coordinates["m"], rel=1e-6, abs=1e-9)
+        assert c.coordinates["q"][i] == pytest.approx(r.coordinates["q"], rel=1e-6, abs=1e-9)
 
 
 # --------------------------------------------------------------------------

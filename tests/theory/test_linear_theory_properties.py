@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.theory import linear as lt
 from copylib.theory import linear_action
-from copylib.theory.results import FirstOrderPoint, Minimum
+from copylib.theory.results import FirstOrderPoint, Minimum, MinimumCurve
 
 from props_helpers import (
     assert_finite,
@@ -143,20 +143,23 @@ def _check_minimum(r, P, spec, version, seed):
     assert r.action <= S.min() + tol, (r, probes[np.argmin(S)], S.min())
 
 
-@covers(lt.minimum_curve, lt.MinimumCurve, lt.copy_share)
+@covers(lt.minimum_curve, MinimumCurve, lt.copy_share)
 @budget(5)
 @given(spec=linear_specs, version=versions, P=st.lists(log_uniform(1e-1, 1e4), min_size=1, max_size=3))
 def test_minimum_curve_valid(spec, version, P):
     c = lt.minimum_curve(P, spec, version)
-    assert isinstance(c, lt.MinimumCurve)
-    for name in ("P", "m", "q", "r2", "action", "test_loss", "copy_share"):
-        assert getattr(c, name).shape == (len(P),)
-    for name in ("m", "q", "r2", "action", "test_loss"):
-        assert_finite(getattr(c, name), name)
-    assert (c.m >= 0).all()
-    # copy_share is NaN only at m = q = 0 (documented: where m + (L-1) q = 0)
-    g1 = c.m + (spec.L - 1) * c.q
-    assert np.array_equal(np.isnan(c.copy_share), g1 == 0)
+    assert isinstance(c, MinimumCurve) and c.version == version and c.n_minima is None
+    assert set(c.coordinates) == {"m", "q", "r2"}
+    for name, x in (("P", c.P), ("action", c.action), ("test_loss", c.test_loss),
+                    ("order_parameter", c.order_parameter), *c.coordinates.items()):
+        assert x.shape == (len(P),), name
+        if name != "order_parameter":
+            assert_finite(x, name)
+    m, q = c.coordinates["m"], c.coordinates["q"]
+    assert (m >= 0).all()
+    # the copy share is NaN only at m = q = 0 (documented: where m + (L-1) q = 0)
+    g1 = m + (spec.L - 1) * q
+    assert np.array_equal(np.isnan(c.order_parameter), g1 == 0)
 
 
 @covers(lt.copy_share)
@@ -171,13 +174,13 @@ def test_copy_share_valid(L, m, q, zero):
     assert np.isnan(s) == (g1 == 0)
 
 
-@covers(lt.plugin_readout, lt.predicted_test_loss)
+@covers(linear_action._plugin_readout, lt.predicted_test_loss)
 @budget(20)
 @given(spec=linear_specs, P=Ps, seed=seeds, r2=st.floats(0, 2), batch=st.sampled_from([(), (3,)]))
 def test_readout_and_predicted_loss_valid(spec, P, seed, r2, batch):
     m, q = _grid(seed, batch)
     A = cl.attention_from_order_parameters(m, q, spec.L)
-    W = lt.plugin_readout(A, P, spec, r2=r2)
+    W = linear_action._plugin_readout(A, P, spec, r2=r2)
     assert W.shape == batch + (spec.V, spec.V)
     assert_finite(W)
     loss = lt.predicted_test_loss(m, q, P, spec, r2=r2)
@@ -259,7 +262,7 @@ _CALLS = {
     "susceptibility_m": (("P", "spec"), {"version": "mean_field"}),
     "global_minimum": (("P", "spec"), {"version": "mean_field", "hint": None}),
     "minimum_curve": (("P_values", "spec"), {"version": "mean_field"}),
-    "plugin_readout": (("A", "P", "spec"), {"r2": "r2"}),
+    "_plugin_readout": (("A", "P", "spec"), {"r2": "r2"}),
     "predicted_test_loss": (("m", "q", "P", "spec"), {"r2": "r2"}),
     "p1_analytic": (("spec",), {"version": "mean_field", "form": "exact"}),
     "p2_analytic": (("spec",), {"version": "mean_field"}),
@@ -338,7 +341,7 @@ def test_fluct_needs_positive_r2(r2):
 
 
 @covers(lt.reduced_action, linear_action._reduced_action_gradient, linear_action._transverse_saddle, lt.hessian_at_origin,
-        lt.predicted_test_loss, lt.plugin_readout, lt.susceptibility_m)
+        lt.predicted_test_loss, linear_action._plugin_readout, lt.susceptibility_m)
 @budget(40)
 @given(spec=extreme_specs("linear"), version=versions, P=log_uniform(1e-3, 1e6),
        amp=log_uniform(1e-6, 1e3), seed=seeds)
@@ -348,7 +351,7 @@ def test_linear_action_extreme_scales(spec, version, P, amp, seed):
     S = lt.reduced_action(m, q, P, spec, version=version)
     grads = linear_action._reduced_action_gradient(m, q, P, spec, version=version)
     for out in (S, *grads, lt.hessian_at_origin(P, spec, version), lt.predicted_test_loss(m, q, P, spec),
-                lt.plugin_readout(cl.attention_from_order_parameters(m, q, spec.L), P, spec)):
+                linear_action._plugin_readout(cl.attention_from_order_parameters(m, q, spec.L), P, spec)):
         assert_finite(out)
     chi = lt.susceptibility_m(P, spec, version)
     assert chi.shape == () and (np.isnan(chi) or (math.isfinite(chi) and chi > 0))

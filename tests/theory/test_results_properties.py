@@ -15,7 +15,7 @@ from copylib.theory import causal as ct
 from copylib.theory import linear as lt
 from copylib.theory import linear_minima
 from copylib.theory import softmax as stheory
-from copylib.theory.results import FirstOrderPoint, Minimum, Spinodals
+from copylib.theory.results import FirstOrderPoint, Minimum, MinimumCurve, Spinodals
 
 from props_helpers import budget, covers, log_uniform
 
@@ -60,6 +60,43 @@ def test_minimum_rejects_bad_fields(which, bad, zero):
         Minimum(**args)
 
 
+@covers(MinimumCurve)
+@budget(30)
+@given(n=st.integers(1, 5), coords=st.lists(names, min_size=1, max_size=3, unique=True), with_loss=st.booleans(),
+       with_n=st.booleans(), data=st.data())
+def test_minimum_curve_holds_float_arrays_of_the_shape_of_P(n, coords, with_loss, with_n, data):
+    col = st.lists(finite, min_size=n, max_size=n)
+    P = data.draw(st.lists(log_uniform(1e-2, 1e6), min_size=n, max_size=n))
+    c = MinimumCurve(P=P, version="map", action=data.draw(col), order_parameter=data.draw(col),
+                     test_loss=data.draw(col) if with_loss else None,
+                     coordinates={k: data.draw(col) for k in coords}, n_minima=[1] * n if with_n else None)
+    arrays = [c.P, c.action, c.order_parameter, *c.coordinates.values()] + ([c.test_loss] if with_loss else [])
+    assert all(x.dtype == np.float64 and x.shape == (n,) for x in arrays)
+    assert (c.test_loss is None) != with_loss and (c.n_minima is None) != with_n
+    np.testing.assert_array_equal(c.P, P)
+    with pytest.raises(AttributeError):
+        c.P = np.ones(n)
+
+
+@covers(MinimumCurve)
+@budget(30)
+@given(which=st.sampled_from(["P", "action", "order_parameter", "test_loss", "coordinates", "n_minima"]),
+       how=st.sampled_from(["shape", "value"]))
+def test_minimum_curve_rejects_bad_fields(which, how):
+    args = dict(P=[10.0, 20.0], version="map", action=[0.0, 1.0], order_parameter=[0.1, 0.2], test_loss=[0.5, 0.4],
+                coordinates={"Delta": [1.0, 2.0]}, n_minima=[1, 2])
+    if which == "coordinates":
+        args[which] = {} if how == "value" else {"Delta": [1.0]}
+    elif which == "n_minima":
+        args[which] = [0, 1] if how == "value" else [1]
+    elif which == "P":
+        args[which] = [10.0, -1.0] if how == "value" else [[10.0, 20.0]]
+    else:  # any float is allowed (NaN: the linear copy share at the symmetric point); a wrong shape is not
+        args[which] = [1.0, 2.0, 3.0] if how == "shape" else [0.5]
+    with pytest.raises(ValueError, match=which):
+        MinimumCurve(**args)
+
+
 @covers(Spinodals)
 @budget(20)
 @given(lo=log_uniform(1.0, 1e4), ratio=st.floats(1.0, 10.0), D=st.tuples(finite, finite))
@@ -88,7 +125,8 @@ def test_first_order_point_jump_is_the_change_of_the_order_parameter(pool, copy,
 # --------------------------------------------------------------------------
 
 
-@covers(lt.local_minima, lt.global_minimum, stheory.local_minima, stheory.global_minimum, ct.local_minima)
+@covers(lt.local_minima, lt.global_minimum, stheory.local_minima, stheory.global_minimum, ct.local_minima,
+        ct.global_minimum)
 @budget(6)
 @given(P=log_uniform(5.0, 3000.0), L=st.integers(4, 12), V=st.integers(2, 5))
 def test_every_geometry_returns_minimum_tuples_with_the_global_among_them(P, L, V):
@@ -104,10 +142,30 @@ def test_every_geometry_returns_minimum_tuples_with_the_global_among_them(P, L, 
         if hasattr(module, "global_minimum"):
             g = module.global_minimum(P, spec, version)
             assert isinstance(g, Minimum) and set(g.coordinates) == coords
-            if found and module is stheory:  # the softmax global minimum is the lowest local one
+            if found and module is not lt:  # the softmax and causal global minimum is the lowest local one
                 assert g == min(found, key=lambda r: r.action)
             elif found:  # linear: local_minima reports m > 0 only; none lies below the global minimum
                 assert min(r.action for r in found) >= g.action - 1e-9 * max(1.0, abs(g.action))
+
+
+@covers(lt.minimum_curve, stheory.minimum_curve, ct.minimum_curve, MinimumCurve)
+@budget(4)
+@given(P=st.lists(log_uniform(5.0, 3000.0), min_size=1, max_size=3), L=st.integers(4, 10), V=st.integers(2, 4))
+def test_every_geometry_returns_a_minimum_curve(P, L, V):
+    cases = [(lt, cl.ModelSpec(L=L, V=V, kind="linear"), {"m", "q", "r2"}),
+             (stheory, cl.ModelSpec(L=L, V=V, kind="softmax"), {"Delta"}),
+             (ct, cl.ModelSpec(L=L, V=V, kind="softmax", cyclic=False, causal=True), {"Delta"})]
+    for module, spec, coords in cases:
+        c = module.minimum_curve(P, spec, "map")
+        assert isinstance(c, MinimumCurve) and c.version == "map" and set(c.coordinates) == coords, module.__name__
+        assert c.P.tolist() == [float(x) for x in P] and (c.test_loss is None) == (module is ct)
+        assert (c.n_minima is None) == (module is lt)
+        if module is not lt:  # one grid search per P: the curve is the global minimum at each P
+            for j, x in enumerate(P):
+                g = module.global_minimum(x, spec, "map")
+                assert c.action[j] == pytest.approx(g.action, rel=1e-9, abs=1e-9)
+                assert c.order_parameter[j] == pytest.approx(g.order_parameter, rel=1e-9, abs=1e-12)
+                assert c.coordinates["Delta"][j] == pytest.approx(g.coordinates["Delta"], rel=1e-9, abs=1e-12)
 
 
 @covers(linear_minima.mqr2)

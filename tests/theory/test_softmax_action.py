@@ -21,7 +21,6 @@ from copylib.theory import softmax_action as sa
 from copylib.theory.softmax_action import (
     VERSIONS,
     copy_weight_of_gap,
-    plugin_readout,
     reduced_action,
     reduced_action_derivatives,
     state_loss,
@@ -130,7 +129,7 @@ def test_fluct_without_noise_is_mean_field():
 def test_readout_and_loss_of_a_state():
     for Delta, P in [(0.3, 340.0), (1.8, 340.0), (4.0, 5e4)]:
         A = copy_attention(Delta, SPEC.L)
-        W = plugin_readout(A, P, SPEC)
+        W = sa._plugin_readout(A, P, SPEC)
         a1, a2, g1, g2 = invariants(A)
         eps = SPEC.V * SPEC.kappa / P
         V = SPEC.V

@@ -70,18 +70,18 @@ def test_reduced_action_valid(spec, version, P, seed, Delta):
         np.testing.assert_allclose(F, want, rtol=1e-10, atol=1e-10)
 
 
-@covers(sa.plugin_readout)
+@covers(sa._plugin_readout)
 @budget(20)
 @given(spec=softmax_specs, P=log_uniform(1e-2, 1e5), batch=st.sampled_from([(), (3,)]), seed=seeds)
 def test_plugin_readout_valid(spec, P, batch, seed):
     A = cl.attention(2 * np.random.default_rng(seed).normal(size=batch + (spec.L, spec.L)), "softmax")
-    W = sa.plugin_readout(A, P, spec)
+    W = sa._plugin_readout(A, P, spec)
     assert W.shape == batch + (spec.V, spec.V)
     assert_finite(W)
 
 
 @covers(sa.reduced_action, sa.reduced_action_derivatives, sa.state_loss, sa.copy_weight_of_gap,
-        sa.plugin_readout, sn.row_noise)
+        sa._plugin_readout, sn.row_noise)
 @budget(40)
 @given(spec=extreme_specs("softmax"), version=versions, P=log_uniform(1e-3, 1e6),
        Delta=st.lists(st.floats(-50, 50), min_size=1, max_size=3), seed=seeds)
@@ -96,4 +96,4 @@ def test_softmax_action_extreme_scales(spec, version, P, Delta, seed):
         assert_finite(out)
     from copylib.posterior.order_parameters import copy_attention
 
-    assert_finite(sa.plugin_readout(copy_attention(D, spec.L), P, spec))
+    assert_finite(sa._plugin_readout(copy_attention(D, spec.L), P, spec))

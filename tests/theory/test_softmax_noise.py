@@ -14,7 +14,8 @@ from copylib.theory.softmax_action import (
     copy_weight_of_gap,
     reduced_action,
 )
-from copylib.theory.softmax_noise import row_noise, transverse_average
+from copylib.theory.softmax_noise import _transverse_average as transverse_average
+from copylib.theory.softmax_noise import row_noise
 
 SPEC = ModelSpec(L=32, V=4)
 

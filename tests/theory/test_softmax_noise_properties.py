@@ -40,13 +40,13 @@ def test_row_noise_valid(spec, n_pow, std, seed):
     assert rows.std == (spec.sigma_G if std is None else std)
 
 
-@covers(sn.transverse_average, sn.TransverseAverage)
+@covers(sn._transverse_average, sn._TransverseAverage)
 @budget(10)
 @given(spec=specs("softmax", L=st.integers(2, 8), V=st.integers(2, 4)), Delta=st.floats(-5, 10),
        P=log_uniform(1e-1, 1e4), std=st.one_of(st.none(), st.floats(0, 3)), seed=seeds)
 def test_transverse_average_valid(spec, Delta, P, std, seed):
-    r = sn.transverse_average(Delta, P, spec, np.random.default_rng(seed), n_samples=16, std=std)
-    assert isinstance(r, sn.TransverseAverage)
+    r = sn._transverse_average(Delta, P, spec, np.random.default_rng(seed), n_samples=16, std=std)
+    assert isinstance(r, sn._TransverseAverage)
     for name in ("mean_field", "mean", "free_energy", "variance", "copy_weight", "alpha_1"):
         assert isinstance(getattr(r, name), float) and math.isfinite(getattr(r, name)), name
     assert r.variance >= 0 and 0 < r.copy_weight < 1

@@ -12,11 +12,11 @@ from copylib.theory.softmax import (
     first_order_point,
     local_minima,
     minimum_curve,
-    plugin_readout,
     reduced_action,
     row_noise,
     spinodals,
 )
+from copylib.theory.softmax_action import _plugin_readout
 
 SPEC = ModelSpec(L=32, V=4)
 ODD = ModelSpec(L=24, V=3, sigma_G=1.3, omega=0.7, sigma0_sq=0.6)
@@ -59,4 +59,4 @@ def test_bad_input(noise):
     with pytest.raises(ValueError, match="P_range"):
         spinodals(SPEC, P_range=(10.0, 5.0))
     with pytest.raises(ValueError, match="A"):
-        plugin_readout(np.ones((3, 3)), 10.0, SPEC)
+        _plugin_readout(np.ones((3, 3)), 10.0, SPEC)

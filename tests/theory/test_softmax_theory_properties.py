@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 import copylib as cl
 from copylib.analysis import softmax as sx
 from copylib.theory import softmax as st_
+from copylib.theory import softmax_action as sa
+from copylib.theory import softmax_noise as sn
 
 from props_helpers import (
     assert_finite,
@@ -97,7 +99,7 @@ def _call(which, name, data):
         "reduced_action_derivatives": (["Delta", "P"], {"version": "fluct", "noise": _NOISE}),
         "copy_weight_of_gap": (["Delta"], {"version": "mean_field", "noise": None}),
         "state_loss": (["Delta", "P"], {"version": "mean_field", "noise": None}),
-        "plugin_readout": (["A", "P"], {}),
+        "_plugin_readout": (["A", "P"], {}),
         "local_minima": ([], {"P": 10.0, "version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
         "spinodals": ([], {"version": "mean_field", "noise": None, "P_range": (1.0, 10.0), "n_scan": 5,
                            "Delta_max": 5.0, "n_grid": 21}),
@@ -105,7 +107,7 @@ def _call(which, name, data):
                                    "Delta_max": 5.0, "n_grid": 21}),
         "minimum_curve": (["P_values"], {"version": "mean_field", "noise": None, "Delta_max": 5.0, "n_grid": 21}),
         "row_noise": ([], {"rng": np.random.default_rng(0), "n_draws": 8, "std": None}),
-        "transverse_average": ([], {"Delta": 1.0, "P": 10.0, "rng": np.random.default_rng(0), "n_samples": 4,
+        "_transverse_average": ([], {"Delta": 1.0, "P": 10.0, "rng": np.random.default_rng(0), "n_samples": 4,
                                     "std": None}),
     }
     arr_names, extra = calls[which]
@@ -138,9 +140,9 @@ def _call(which, name, data):
         args[name] = data.draw(st.sampled_from([None, 0, torch.Generator()]))
     elif name == "P_range":
         args[name] = data.draw(st.sampled_from([(10.0, 1.0), (0.0, 5.0), (1.0, math.inf), 5.0, "ab", (1.0,)]))
-    elif name == "P" and which in ("local_minima", "transverse_average"):
+    elif name == "P" and which in ("local_minima", "_transverse_average"):
         args[name] = data.draw(st.sampled_from([0.0, -1.0, math.nan, math.inf, True, None, "10"]))
-    elif name == "Delta" and which == "transverse_average":
+    elif name == "Delta" and which == "_transverse_average":
         args[name] = data.draw(st.sampled_from([math.nan, np.zeros(2), None, "x"]))
     else:
         case = data.draw(st.sampled_from(["nonfinite", "kind", "range"]))
@@ -157,16 +159,21 @@ def _call(which, name, data):
     return args
 
 
-_FUNCTIONS = ["reduced_action", "reduced_action_derivatives", "copy_weight_of_gap", "state_loss", "plugin_readout",
+_FUNCTIONS = ["reduced_action", "reduced_action_derivatives", "copy_weight_of_gap", "state_loss", "_plugin_readout",
               "local_minima", "spinodals", "first_order_point", "minimum_curve", "row_noise",
-              "transverse_average"]
+              "_transverse_average"]
+
+
+def _function(name):
+    """A public name of copylib.theory.softmax, or a private one of the theme module that defines it."""
+    return getattr(st_, name) if not name.startswith("_") else getattr(sa if name == "_plugin_readout" else sn, name)
 
 
 _PARAMS = ["Delta", "P", "A", "P_values", "spec", "version", "noise", "n_grid", "n_scan", "n_draws", "n_samples",
            "Delta_max", "std", "rng", "P_range"]
 
 
-@covers(*(getattr(st_, f) for f in _FUNCTIONS))
+@covers(*(_function(f) for f in _FUNCTIONS))
 @budget(200)
 @given(data=st.data())
 def test_softmax_theory_invalid(data):
@@ -176,7 +183,7 @@ def test_softmax_theory_invalid(data):
     if args is None:
         return
     with raises_naming(name):
-        getattr(st_, which)(**args)
+        _function(which)(**args)
 
 
 @covers(sx.planted_logits, sx.planted_init, sx.interpolate_crossing, sx.state_fraction)

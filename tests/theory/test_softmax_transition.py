@@ -76,10 +76,10 @@ def test_curve_finds_the_minima_of_action_minima_at_every_P(version, noise):
     for i, P in enumerate(P_grid):
         D, F = _DF(local_minima(P, SPEC, version, noise=nz))
         assert curve.n_minima[i] == D.size
-        assert curve.Delta[i] == pytest.approx(D[np.argmin(F)], abs=1e-12)
+        assert curve.coordinates["Delta"][i] == pytest.approx(D[np.argmin(F)], abs=1e-12)
         assert curve.action[i] == pytest.approx(F.min(), rel=1e-13)
-        if curve.Delta[i] > 0:
-            _, Fp, Fpp = reduced_action_derivatives(curve.Delta[i], P, SPEC, version=version, noise=nz)
+        if curve.coordinates["Delta"][i] > 0:
+            _, Fp, Fpp = reduced_action_derivatives(curve.coordinates["Delta"][i], P, SPEC, version=version, noise=nz)
             assert abs(Fp) < 1e-12 * max(1.0, Fpp)  # |F'| <= F'' * (Delta tolerance)
 
 
@@ -115,11 +115,11 @@ def test_branches_equal_at_p3_and_spinodals(p3_mean_field):
 def test_jump_is_discontinuous(p3_mean_field):
     P3 = p3_mean_field.P3
     c = minimum_curve(np.array([P3 / 1.25, P3 * (1 - 1e-6), P3 * (1 + 1e-6), P3 * 1.25]), SPEC)
-    jump = c.copy_weight[2] - c.copy_weight[1]
-    assert jump > 0.5 * (c.copy_weight[3] - c.copy_weight[0])
+    jump = c.order_parameter[2] - c.order_parameter[1]
+    assert jump > 0.5 * (c.order_parameter[3] - c.order_parameter[0])
     assert jump == pytest.approx(p3_mean_field.jump, rel=1e-4)
     assert c.test_loss[2] < c.test_loss[1] - 0.3  # the loss drops from ~0.71 to ~0.36
-    assert (np.diff(c.copy_weight) > 0).all()
+    assert (np.diff(c.order_parameter) > 0).all()
 
 
 def test_map_p3_is_below_mean_field_p3(p3_mean_field):

@@ -15,7 +15,7 @@ import copylib as cl
 from copylib.theory import softmax_action as sa
 from copylib.theory import softmax_noise as sn
 from copylib.theory import softmax_transition as stt
-from copylib.theory.results import FirstOrderPoint, Minimum, Spinodals
+from copylib.theory.results import FirstOrderPoint, Minimum, MinimumCurve, Spinodals
 
 from props_helpers import (
     assert_finite,
@@ -88,17 +88,21 @@ def test_first_order_point_valid(L, V, version):
     assert F[0] == pytest.approx(F[1], rel=1e-9, abs=1e-9)
 
 
-@covers(stt.minimum_curve, stt.MinimumCurve)
+@covers(stt.minimum_curve, MinimumCurve)
 @budget(10)
 @given(spec=softmax_specs, version=versions, P=st.lists(log_uniform(1e-1, 1e5), min_size=1, max_size=4), seed=seeds)
-def test_order_parameter_curve_valid(spec, version, P, seed):
+def test_minimum_curve_valid(spec, version, P, seed):
     noise = _noise(spec, version, seed)
     c = stt.minimum_curve(P, spec, version, noise=noise, n_grid=201)
-    for name in ("P", "Delta", "copy_weight", "test_loss", "action", "n_minima"):
-        assert getattr(c, name).shape == (len(P),), name
-    for name in ("Delta", "copy_weight", "test_loss", "action"):
-        assert_finite(getattr(c, name), name)
+    assert isinstance(c, MinimumCurve) and c.version == version and set(c.coordinates) == {"Delta"}
+    for name, x in (("P", c.P), ("Delta", c.coordinates["Delta"]), ("order_parameter", c.order_parameter),
+                    ("test_loss", c.test_loss), ("action", c.action), ("n_minima", c.n_minima)):
+        assert x.shape == (len(P),), name
+        assert_finite(x, name)
     assert (c.n_minima >= 1).all()
+    # the copy weight of the curve is that of its gap
+    np.testing.assert_allclose(c.order_parameter, sa.copy_weight_of_gap(c.coordinates["Delta"], spec, version=version,
+                                                                        noise=noise), rtol=1e-12)
 
 
 @covers(stt.leading_order_gap, stt.p3_leading_order)
