@@ -391,8 +391,8 @@ def weak_double_minimum(L: int = 24, V: int = 4, *, seeds: Sequence[int] = (21, 
     ``n_draws`` Sobol draws, the default ``t_step``) and the finite-size row
     (:func:`~copylib.theory.softmax_marginal.finite_size_row` with ``rel_step``); then
     ``n_scan`` sizes across each coexistence window give the depth of the shallower basin
-    and ``Omega_copy - Omega_pool`` inside it. The defaults are the one computation that the
-    softmax and the predictability chapters both quote at ``L = 24``: the full ``n_draws`` of
+    and ``Omega_copy - Omega_pool`` inside it. The defaults are the one computation at ``L = 24``
+    that the softmax chapter runs and glues (the predictability chapter pastes its numbers): the full ``n_draws`` of
     the chapter's ``L = 32`` marginal (the depth is a few thousandths of a nat, the size of
     the Sobol noise at fewer draws) and two Sobol sets, so that the union of their windows and
     the largest depth bound what either set alone would report.
