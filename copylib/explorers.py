@@ -224,10 +224,10 @@ def marginal_explorer(P_values: Sequence[float] | npt.ArrayLike, spec: ModelSpec
 
     P_axis = frames.sample_size_axis(P_values, default)
     P_line = np.asarray([check_positive("P_line", P) for P in np.atleast_1d(np.asarray(P_line, dtype=object))])
-    mean_line = np.array([softmax_marginal.copy_weight_marginal(P, spec, cumulants).mean() for P in P_line])
+    mean_line = np.array([softmax_marginal.plugin_marginal(P, spec, cumulants).mean() for P in P_line])
 
     def draw(P):
-        return marginal_figure(softmax_marginal.copy_weight_marginal(P, spec, cumulants), P_line, mean_line)
+        return marginal_figure(softmax_marginal.plugin_marginal(P, spec, cumulants), P_line, mean_line)
 
     title = f"<b>softmax attention, L = {spec.L}, V = {spec.V}</b>"
     explorer = frames.frame_explorer([P_axis], draw, title=title)

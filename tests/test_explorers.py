@@ -91,13 +91,13 @@ def test_marginal_figure_marks_both_minima_inside_the_window():
     spec = cl.ModelSpec(L=32, V=4, kind="softmax")
     cum = sm.row_cumulants(spec, np.random.default_rng(11))
     exact = sm.marginal_transition(spec, cum, P_range=(500.0, 700.0), n_scan=11)
-    m = sm.copy_weight_marginal(exact.P3, spec, cum)
+    m = sm.plugin_marginal(exact.P3, spec, cum)
     fig = ex.marginal_figure(m, [500.0, 700.0], [0.1, 0.2])
     star = next(line for line in fig.axes[0].lines if line.get_marker() == "*")
     np.testing.assert_allclose(star.get_xdata(), sm.marginal_branches(m).minima)
     assert len(star.get_xdata()) == 2
     with pytest.raises(ValueError, match="marginal"):
-        ex.marginal_figure(sm.copy_weight_marginal(None, spec, cum), [1.0, 2.0], [0.1, 0.2])
+        ex.marginal_figure(sm.plugin_marginal(None, spec, cum), [1.0, 2.0], [0.1, 0.2])
 
 
 def test_threshold_figure_marks_the_pair_and_explorer_notes_missing_pairs():

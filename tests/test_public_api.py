@@ -104,7 +104,7 @@ FOR_READERS: dict[str, str] = {
     "copylib.inference.proposals.Move": "the proposal interface (CONTRIBUTING: a new sampler)",
     "copylib.inference.proposals.LangevinProposal": "the proposal interface (CONTRIBUTING: a new sampler)",
     "copylib.model.attention.attention_kinds": "the registered attention kinds (CONTRIBUTING: a new kind)",
-    "copylib.theory.softmax_marginal_density.default_c_grid": "the copy-weight grid copy_weight_marginal uses",
+    "copylib.theory.softmax_marginal_density.default_c_grid": "the copy-weight grid plugin_marginal uses",
 }
 
 

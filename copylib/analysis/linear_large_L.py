@@ -36,7 +36,7 @@ from ..model.statistics import cooccurrence
 from ..model.task import copy_task
 from ..posterior.order_parameters import attention_from_order_parameters
 from ..theory.linear import first_order_point
-from ..theory.linear_marginal import plugin_posterior_marginal, plugin_posterior_moments
+from ..theory.linear_marginal import plugin_marginal, plugin_posterior_moments
 
 __all__ = ["BarrierGridError", "PairedChains", "StartComparison", "NearSwitch", "barrier_grid_error",
            "sample_near_switch"]
@@ -297,7 +297,7 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
                       abs_m=_compare_starts(chains.abs_m, plugin_m, chains.accept, chains.P, slope_m), chains=chains)
 
 
-#: the quadrature points of the plug-in marginal and their defaults (:func:`plugin_posterior_marginal`)
+#: the quadrature points of the plug-in marginal and their defaults (:func:`plugin_marginal`)
 _GRID_POINTS = {"n_m": 81, "n_q": 161, "n_row": 24, "n_rest": 16}
 
 
@@ -321,7 +321,7 @@ class BarrierGridError:
 def barrier_grid_error(P: float, spec: ModelSpec, *, factor: int = 2, **grid: float) -> BarrierGridError:
     """The barrier of the plug-in ``Q`` marginal at ``P`` and its change when one grid is refined at a time.
 
-    :func:`copylib.theory.linear_marginal.plugin_posterior_marginal` at ``P`` with ``grid`` (its keyword
+    :func:`copylib.theory.linear_marginal.plugin_marginal` at ``P`` with ``grid`` (its keyword
     arguments, e.g. ``n_m``, ``q_max``), then with each of ``n_m, n_q, n_row, n_rest`` in turn
     multiplied by ``factor`` (an int >= 2; ``n_m`` and ``n_q`` to ``factor (n - 1) + 1``, so that the old
     points stay on the grid). The marginal must have two modes on the given grid.
@@ -329,14 +329,14 @@ def barrier_grid_error(P: float, spec: ModelSpec, *, factor: int = 2, **grid: fl
     factor = check_int("factor", factor, 2)
     if "coordinate" in grid:
         raise ValueError("coordinate is fixed to 'Q' for barrier_grid_error")
-    base = plugin_posterior_marginal(P, spec, "Q", **grid)
+    base = plugin_marginal(P, spec, "Q", **grid)
     if base.modes.size < 2:
         raise ValueError(f"the Q marginal at P = {P} must have two modes for a barrier, found {base.modes.size}")
     refined = {}
     for name, default in _GRID_POINTS.items():
         n = int(grid.get(name, default))
         finer = factor * (n - 1) + 1 if name in ("n_m", "n_q") else factor * n
-        refined[name] = plugin_posterior_marginal(P, spec, "Q", **{**grid, name: finer}).barrier
+        refined[name] = plugin_marginal(P, spec, "Q", **{**grid, name: finer}).barrier
     error = max(abs(b - base.barrier) for b in refined.values())
     return BarrierGridError(P=float(base.P), barrier=base.barrier, refined=refined, error=float(error),
                             log_weight_ratio=base.log_weight_ratio)

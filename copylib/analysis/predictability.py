@@ -48,8 +48,8 @@ from ..theory.linear_marginal import plugin_posterior_moments
 from ..theory.softmax_marginal import (
     FiniteSizeRow,
     RowCumulants,
-    copy_weight_marginal,
     finite_size_row,
+    plugin_marginal,
     row_cumulants,
 )
 from .softmax import basin_mean
@@ -150,9 +150,9 @@ def softmax_copy_observables(P: float, spec: ModelSpec, cumulants: RowCumulants)
     """``(mean, variance)`` of the copy weight ``c`` under the plug-in marginal of softmax attention at ``P``.
 
     cumulants : the row cumulants of :func:`copylib.theory.softmax_marginal.row_cumulants`
-    for ``spec``; the marginal is :func:`copylib.theory.softmax_marginal.copy_weight_marginal`.
+    for ``spec``; the marginal is :func:`copylib.theory.softmax_marginal.plugin_marginal`.
     """
-    marginal = copy_weight_marginal(float(P), spec, cumulants)
+    marginal = plugin_marginal(float(P), spec, cumulants)
     return float(marginal.mean()), float(marginal.var())
 
 

@@ -37,7 +37,7 @@ from ..model.task import copy_task
 from ..posterior.evidence import negative_log_evidence
 from ..posterior.order_parameters import plugin_action_of_attention
 from ..theory.plugin_loss import row_stochastic_plugin_loss
-from ..theory.softmax_marginal import FiniteSizeRow, RowCumulants, copy_weight_marginal
+from ..theory.softmax_marginal import FiniteSizeRow, RowCumulants, plugin_marginal
 from .softmax import basin_mean, uniform_copy_attention
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ def branch_comparison(draws: Mapping[int, tuple[npt.ArrayLike, npt.ArrayLike, np
     near = {float(P) for P in near}
     L = spec.L
     basins = {"all": (-np.inf, np.inf), "pool": (-np.inf, c_div), "copy": (c_div, np.inf)}
-    marginals = {P: tuple(copy_weight_marginal(float(P), spec, cu) for cu in cumulants) for P in draws}
+    marginals = {P: tuple(plugin_marginal(float(P), spec, cu) for cu in cumulants) for P in draws}
     rows, corr_blocks, n_groups, theory_err, res_c, res_th = [], [], [], [], [], []
     for P, (c3, a13, _) in draws.items():
         c3, a13 = as_real_array("draws", c3), as_real_array("draws", a13)

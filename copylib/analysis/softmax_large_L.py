@@ -47,9 +47,9 @@ from ..model.network import ModelSpec, check_spec
 from ..theory.softmax_marginal import (
     FiniteSizeRow,
     RowCumulants,
-    copy_weight_marginal,
     finite_size_cumulants,
     finite_size_row,
+    plugin_marginal,
 )
 from .softmax import basin_mean, sample_two_starts
 from .softmax_evidence import ChainConvergence, chain_convergence
@@ -389,7 +389,7 @@ def compare_with_plugin(draws: Mapping[float, npt.ArrayLike | tuple], spec: Mode
     edges = _edges(np.linspace(0.0, 0.4, 41) if edges is None else edges)
     c_div = weights.c_div
     Ps = sorted(draws)
-    margs = [[copy_weight_marginal(float(P), spec, cu) for P in Ps] for cu in cumulants]
+    margs = [[plugin_marginal(float(P), spec, cu) for P in Ps] for cu in cumulants]
     rows = []
 
     def add(quantity, P, sampled, se, theory, theory_b):
@@ -495,7 +495,7 @@ def sample_near_p3(L: int, V: int, n_data: int, n_steps: int | tuple[int, int], 
 def plugin_jump(row: FiniteSizeRow, spec: ModelSpec, cumulants: RowCumulants) -> float:
     """The jump of the copy weight at the plug-in ``P3``: the copy basin's mean minus the pooling basin's.
 
-    The marginal of ``c`` at ``row.P3`` (:func:`~copylib.theory.softmax_marginal.copy_weight_marginal`
+    The marginal of ``c`` at ``row.P3`` (:func:`~copylib.theory.softmax_marginal.plugin_marginal`
     with ``spec`` and ``cumulants``, as :func:`~copylib.theory.softmax_marginal.finite_size_cumulants`
     returns them) is split at the barrier ``row.barrier``; ``row`` must have a first-order point.
     """
@@ -503,5 +503,5 @@ def plugin_jump(row: FiniteSizeRow, spec: ModelSpec, cumulants: RowCumulants) ->
     if not (math.isfinite(row.P3) and 0 < row.barrier < 1):
         raise ValueError(f"row must have a first-order point (finite P3, barrier in (0, 1)), got P3 = {row.P3}, "
                          f"barrier = {row.barrier}")
-    marginal = copy_weight_marginal(float(row.P3), spec, cumulants)
+    marginal = plugin_marginal(float(row.P3), spec, cumulants)
     return float(marginal.mean("c", row.barrier, 1.0) - marginal.mean("c", 0.0, row.barrier))

@@ -9,7 +9,7 @@ The linear counterpart of :mod:`copylib.theory.softmax_marginal`:
 * :func:`plugin_posterior_moments`: the same moments under the plug-in
   posterior integrated *exactly* over all ``L^2`` attention coordinates (four
   numbers carry the whole dependence; no saddle point anywhere).
-* :func:`plugin_posterior_marginal`: the marginal density of the copy part ``Q``
+* :func:`plugin_marginal`: the marginal density of the copy part ``Q``
   (or of ``|m|``) under that posterior, its modes and the barrier between them.
 * :func:`plugin_posterior_switch`: a bisection in ``P`` for the switch of that
   marginal from the pooling to the copying mode.
@@ -27,7 +27,7 @@ from .linear import global_minimum, hessian_at_origin, reduced_action
 from .linear_action import ActionConstants, action_constants
 
 __all__ = ["IntegratedMoments", "integrated_moments", "PluginMoments", "plugin_posterior_moments", "PluginMarginal",
-           "plugin_posterior_marginal", "PluginSwitch", "plugin_posterior_switch"]
+           "plugin_marginal", "PluginSwitch", "plugin_posterior_switch"]
 
 
 @dataclass(frozen=True)
@@ -304,7 +304,7 @@ def _posterior_loss(g: dict) -> float:
 
 @dataclass(frozen=True)
 class PluginMarginal:
-    """Marginal posterior density of one order parameter under the plug-in posterior (:func:`plugin_posterior_marginal`).
+    """Marginal posterior density of one order parameter under the plug-in posterior (:func:`plugin_marginal`).
 
     x : grid of the coordinate (``"Q"``: the copy part ``(L-1) q sign m`` of ``gamma_1``;
     ``"m"``: ``|m|``); density : probability per unit ``x`` on the grid (its trapezoid
@@ -329,7 +329,7 @@ class PluginMarginal:
     edge_mass: float
 
 
-def plugin_posterior_marginal(P: float, spec: ModelSpec, coordinate: str = "Q", *, n_m: int = 81, n_q: int = 161,
+def plugin_marginal(P: float, spec: ModelSpec, coordinate: str = "Q", *, n_m: int = 81, n_q: int = 161,
                               n_row: int = 24, n_rest: int = 16, m_max: float = 4.0, q_max: float | None = None,
                               max_regrid: int = 16, edge_tol: float = 1e-7) -> PluginMarginal:
     """Marginal density of ``Q = (L-1) q sign m`` or of ``|m|`` under the plug-in posterior, and its modes.
@@ -413,7 +413,7 @@ def plugin_posterior_switch(spec: ModelSpec, P_lo: float, P_hi: float, *, n_bise
                             **grid: float | None) -> PluginSwitch:
     """Bisect ``[P_lo, P_hi]`` for the switch of the plug-in posterior from a pooling to a copying mode.
 
-    The mode of the ``Q`` marginal (:func:`plugin_posterior_marginal`) moves from
+    The mode of the ``Q`` marginal (:func:`plugin_marginal`) moves from
     the pooling value at ``P_lo`` to the copying value at ``P_hi``. Each
     geometric midpoint is assigned to the end whose mode it is closer to, until
     a marginal with two modes is found (two coexisting posterior states) or
@@ -429,7 +429,7 @@ def plugin_posterior_switch(spec: ModelSpec, P_lo: float, P_hi: float, *, n_bise
     spec : ModelSpec (linear, cyclic, ``L >= 4``)
     P_lo, P_hi : floats, ``0 < P_lo < P_hi``; the ``Q`` marginal must be unimodal at both ends
     n_bisect : int >= 1
-    grid : keyword arguments of :func:`plugin_posterior_marginal` (not ``coordinate``)
+    grid : keyword arguments of :func:`plugin_marginal` (not ``coordinate``)
 
     Returns
     -------
@@ -444,7 +444,7 @@ def plugin_posterior_switch(spec: ModelSpec, P_lo: float, P_hi: float, *, n_bise
         raise ValueError("coordinate is fixed to 'Q' for plugin_posterior_switch")
 
     def marg(P):
-        return plugin_posterior_marginal(P, spec, "Q", **grid)
+        return plugin_marginal(P, spec, "Q", **grid)
 
     lo, hi = marg(P_lo), marg(P_hi)
     if lo.modes.size != 1 or hi.modes.size != 1:

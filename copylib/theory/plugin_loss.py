@@ -83,7 +83,7 @@ def row_stochastic_plugin_loss(alpha_1: npt.ArrayLike, gamma_1: npt.ArrayLike, P
     :func:`plugin_loss` with ``alpha_2 = L`` and ``gamma_2 = n_T`` (every row of ``A``
     sums to 1): the loss of :func:`copylib.theory.softmax.state_loss`, and, applied to
     posterior samples, the loss whose posterior mean
-    :func:`copylib.theory.softmax_marginal.copy_weight_marginal` computes.
+    :func:`copylib.theory.softmax_marginal.plugin_marginal` computes.
 
     Parameters
     ----------

@@ -63,7 +63,7 @@ class RowCumulants:
     t_edge : array ``(n1, n2)``
         Largest tilted weight of a point at either end of the ``t`` grid: the
         quadrature in ``t`` is complete where it is tiny (checked by
-        :func:`copy_weight_marginal` wherever the posterior has mass).
+        :func:`plugin_marginal` wherever the posterior has mass).
     L : int
         Row length.
     sigma_G : float
@@ -112,7 +112,7 @@ def default_tilts(L: int) -> tuple[np.ndarray, np.ndarray]:
     within 18-20 nats of its maximum on the edge for ``P <= 600``, which the
     coverage check rejects for some Sobol sets); beyond, the pooling state of a
     longer row sits at larger ``lam1`` (the prior of ``u = |a|^2`` narrows like
-    ``1/L``), and ``hi`` grows by 5 every 8 positions (``70`` at ``L = 96``). :func:`copy_weight_marginal` checks at every ``P``
+    ``1/L``), and ``hi`` grows by 5 every 8 positions (``70`` at ``L = 96``). :func:`plugin_marginal` checks at every ``P``
     that the grid covers the posterior and raises otherwise.
     """
     L = check_int("L", L, 3)
@@ -182,7 +182,7 @@ def row_cumulants(spec: ModelSpec, rng: np.random.Generator, *, n_draws: int = 8
         Tilt grids (dimensionless). Defaults :func:`default_tilts` (``linspace(-420, 40, 93)``
         and ``linspace(-240, 320, 281)`` up to ``L = 48``): they cover the posterior at
         ``L = 32, V = 4`` for ``P`` up to about 1500 and, at ``V = 4``, the transition
-        region for ``16 <= L <= 96`` (:func:`copy_weight_marginal` checks the coverage
+        region for ``16 <= L <= 96`` (:func:`plugin_marginal` checks the coverage
         at every ``P`` and raises if the grid is too small).
     t_step : float, ``0 < t_step <= sigma_G / 4``
         Spacing of the trapezoid grid in ``t = x - shift`` (logit units). The

@@ -69,7 +69,7 @@ neighbouring ``lam_2``, where an ordinary cubic spline overshoots).
 
 Functions: :func:`row_cumulants` (the prior of one row, independent of ``P``;
 :func:`finite_size_cumulants` on a refinable default tilt grid),
-:func:`copy_weight_marginal` (the posterior marginal of ``c`` at one ``P``, with
+:func:`plugin_marginal` (the posterior marginal of ``c`` at one ``P``, with
 the conditional means of ``alpha_1`` and of the test loss),
 :func:`marginal_branches` (local minima of ``-ln p(c)``, the barrier, basin free
 energies and basin means), :func:`marginal_transition` (spinodals and ``P3`` from
@@ -81,7 +81,7 @@ This module gathers the public names of the modules the marginal is written in, 
   prior density (:class:`RowCumulants`, :func:`row_cumulants`, :func:`finite_size_cumulants`,
   :func:`default_tilts`);
 * :mod:`copylib.theory.softmax_marginal_density`: the marginal of ``c`` at one ``P``
-  (:class:`CopyWeightMarginal`, :func:`copy_weight_marginal`, :func:`default_c_grid`);
+  (:class:`CopyWeightMarginal`, :func:`plugin_marginal`, :func:`default_c_grid`);
 * :mod:`copylib.theory.softmax_marginal_branches`: minima, barrier and basin free energies, spinodals and
   ``P3`` (:func:`marginal_branches`, :func:`log_odds_branches`, :func:`half_mass_P`,
   :func:`marginal_transition`);

@@ -18,7 +18,7 @@ from ..arguments import as_real_array, check_bool, check_instance, check_int, ch
 from ..model.network import ModelSpec
 from .reduced_action import downward_crossings, upward_crossings
 from .softmax_cumulants import RowCumulants, check_cumulants, check_marginal_spec
-from .softmax_marginal_density import CopyWeightMarginal, copy_weight_marginal
+from .softmax_marginal_density import CopyWeightMarginal, plugin_marginal
 
 __all__ = [
     "MarginalBranches",
@@ -173,7 +173,7 @@ def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *,
     With ``threshold`` the barrier ``c*`` at ``P3`` this is the free-energy ``P3``
     itself; other dividing points give the counterpart of a sampler's copy share.
     Brent's method to ``xtol`` in ``P``; ``P_range`` must bracket the crossing.
-    ``kwargs`` (``c_grid``, ``check_coverage``) go to :func:`copy_weight_marginal`.
+    ``kwargs`` (``c_grid``, ``check_coverage``) go to :func:`plugin_marginal`.
     """
     spec = check_marginal_spec(spec)
     threshold = as_real_array("threshold", threshold)
@@ -183,7 +183,7 @@ def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *,
     xtol = check_positive("xtol", xtol)
 
     def excess(P):
-        return copy_weight_marginal(P, spec, cumulants, **kwargs).mass(threshold) - 0.5
+        return plugin_marginal(P, spec, cumulants, **kwargs).mass(threshold) - 0.5
 
     if excess(lo) * excess(hi) > 0:
         raise ValueError(f"P_range {(lo, hi)} does not bracket the P where the mass at c >= {float(threshold)} "
@@ -206,7 +206,7 @@ def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range: tu
     P_range : pair ``0 < P_min < P_max``
     n_scan : int >= 5
     xtol : float > 0
-    correction : bool, see :func:`copy_weight_marginal`
+    correction : bool, see :func:`plugin_marginal`
 
     Returns
     -------
@@ -227,7 +227,7 @@ def marginal_transition(spec: ModelSpec, cumulants: RowCumulants, *, P_range: tu
     correction = check_bool("correction", correction)
 
     def br(P):
-        return marginal_branches(copy_weight_marginal(P, spec, cum, correction=correction))
+        return marginal_branches(plugin_marginal(P, spec, cum, correction=correction))
 
     Ps = np.geomspace(a, b, n_scan)
     two = np.array([br(P).n_minima >= 2 for P in Ps])

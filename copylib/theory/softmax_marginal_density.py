@@ -24,7 +24,7 @@ from .softmax_cumulants import RowCumulants, check_cumulants, check_marginal_spe
 
 __all__ = [
     "CopyWeightMarginal",
-    "copy_weight_marginal",
+    "plugin_marginal",
     "default_c_grid",
 ]
 
@@ -32,7 +32,7 @@ EDGE_NATS = 20.0  # the grid edge must lie this far below the maximum of the pos
 
 
 def default_c_grid(L: int) -> np.ndarray:
-    """The default copy-weight grid of :func:`copy_weight_marginal` for rows of length ``L``.
+    """The default copy-weight grid of :func:`plugin_marginal` for rows of length ``L``.
 
     From ``c_lo = min(0.01, 0.4 / L)`` (well below the prior mean ``1/L``) to
     ``0.7`` in steps of ``min(0.0005, c_lo / 20)``: ``linspace(0.01, 0.7, 1381)``
@@ -158,7 +158,7 @@ def copy_weight_lines(cum: RowCumulants, c: np.ndarray, correction: bool) -> tup
     return Y0, A
 
 
-def copy_weight_marginal(P: float | None, spec: ModelSpec, cumulants: RowCumulants, *,
+def plugin_marginal(P: float | None, spec: ModelSpec, cumulants: RowCumulants, *,
                          c_grid: npt.ArrayLike | None = None,
                          correction: bool = False, check_coverage: bool = True) -> CopyWeightMarginal:
     """The plug-in marginal of the copy weight at ``P`` (or of the prior).

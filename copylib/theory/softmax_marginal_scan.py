@@ -69,7 +69,7 @@ class MarginalScan:
 
 def _log_marginals(Ps, spec, cum, c, correction, check_coverage):
     """``ln p(c)`` (unnormalised) at every ``P`` of ``Ps``, ``(n_P, n_c)``; coverage checked as in
-    :func:`copy_weight_marginal`. Vectorised over chunks of ``P``."""
+    :func:`plugin_marginal`. Vectorised over chunks of ``P``."""
     L = spec.L
     Y0, A = copy_weight_lines(cum, c, correction)
     if check_coverage:
@@ -109,7 +109,7 @@ def marginal_scan(P_values: npt.ArrayLike, spec: ModelSpec, cumulants: RowCumula
                   c_split: float | None = None) -> MarginalScan:
     """Mean, variance, minima, barrier and basin free energies of the marginal of ``c`` at many ``P``.
 
-    The same quantities as :func:`copy_weight_marginal` followed by
+    The same quantities as :func:`plugin_marginal` followed by
     :func:`marginal_branches` (identical definitions and tolerances), computed for
     all ``P`` at once (vectorised; about ten times faster per ``P``), without the
     conditional means of ``alpha_1`` and of the loss.
@@ -119,7 +119,7 @@ def marginal_scan(P_values: npt.ArrayLike, spec: ModelSpec, cumulants: RowCumula
     P_values : 1-d array of ``P > 0`` (any order)
     spec : ModelSpec; cumulants : RowCumulants
     c_grid : 1-d increasing array in ``(0, 1)``, optional; default :func:`default_c_grid`
-    correction, check_coverage : bool, see :func:`copy_weight_marginal`
+    correction, check_coverage : bool, see :func:`plugin_marginal`
     tol, max_nats : see :func:`marginal_branches`
     c_split : float in the range of ``c_grid``, optional
         If given, ``delta_F`` splits the basins at this fixed copy weight at every

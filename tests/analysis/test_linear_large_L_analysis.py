@@ -78,7 +78,7 @@ def test_barrier_grid_error_takes_the_largest_change(monkeypatch):
         barrier = 1.0 + sum(0.01 * k for k, (name, n) in enumerate(shift.items(), 1) if grid.get(name) == n)
         return SimpleNamespace(P=P, modes=np.array([0.5, 4.0]), barrier=barrier, log_weight_ratio=0.1)
 
-    monkeypatch.setattr(ll, "plugin_posterior_marginal", fake)
+    monkeypatch.setattr(ll, "plugin_marginal", fake)
     res = ll.barrier_grid_error(100.0, None, q_max=0.1)
     assert res.barrier == 1.0 and res.error == pytest.approx(0.04)
     assert res.refined == pytest.approx({"n_m": 1.01, "n_q": 1.02, "n_row": 1.03, "n_rest": 1.04})

@@ -30,7 +30,7 @@ def _marginal_draws(spec, cum, P_values, n_data, rng, shift=0.0):
     from copylib.theory import softmax_marginal as se
     out = {}
     for P in P_values:
-        m = se.copy_weight_marginal(float(P), spec, cum)
+        m = se.plugin_marginal(float(P), spec, cum)
         w = np.exp(m.log_density)
         c = np.clip(rng.choice(m.c, p=w / w.sum(), size=(n_data, 2, 40)) + shift, 1e-3, 0.999)
         a1 = spec.L * (c**2 + (1 - c) ** 2 / (spec.L - 1))

@@ -94,7 +94,7 @@ def test_sampled_bin_barrier_matches_the_plugin_marginal_it_was_drawn_from():
     spec = cl.ModelSpec(L=48, V=4, kind="softmax")
     cum = se.row_cumulants(spec, np.random.default_rng(3), n_draws=256, t_step=0.2)
     row = se.finite_size_row(spec, cum, rel_step=2e-3)
-    m = se.copy_weight_marginal(row.P3, spec, cum)
+    m = se.plugin_marginal(row.P3, spec, cum)
     edges = np.linspace(0.0, 0.3, 31)
     mass = np.array([m.mass(a, b) for a, b in zip(edges[:-1], edges[1:])])
     theory = sl._bin_barrier(mass, edges, row.barrier)
@@ -118,7 +118,7 @@ def test_compare_with_plugin_accepts_its_own_draws_and_rejects_shifted_ones():
     row = se.finite_size_row(spec, cums[0], rel_step=2e-3)
     Ps = [round(row.P3 * np.exp(k * 1.8 / row.sharpness)) for k in (-1, 0, 1)]
     rng = np.random.default_rng(7)
-    draws = {P: _plugin_draws(se.copy_weight_marginal(float(P), spec, cums[0]), rng, 8, 3000) for P in Ps}
+    draws = {P: _plugin_draws(se.plugin_marginal(float(P), spec, cums[0]), rng, 8, 3000) for P in Ps}
     cmp = sl.compare_with_plugin(draws, spec, cums, row.barrier, at=Ps[1])
     assert [r[0] for r in cmp.rows] == ["copy share"] * 3 + ["log-odds slope", "barrier from pooling",
                                                                "barrier from copy", "jump of c"]
@@ -126,7 +126,7 @@ def test_compare_with_plugin_accepts_its_own_draws_and_rejects_shifted_ones():
     assert cmp.value("log-odds slope", "plug-in") == pytest.approx(row.sharpness, rel=0.1)
     assert cmp.frame().index.unique().tolist() == [48] and len(cmp.frame()) == 7
     # the posterior of 3 % more data labelled with the wrong P: the copy shares are far off
-    wrong = {P: _plugin_draws(se.copy_weight_marginal(1.03 * P, spec, cums[0]), rng, 8, 3000) for P in Ps}
+    wrong = {P: _plugin_draws(se.plugin_marginal(1.03 * P, spec, cums[0]), rng, 8, 3000) for P in Ps}
     assert np.abs(sl.compare_with_plugin(wrong, spec, cums, row.barrier, at=Ps[1]).z).max() > 5
     one = sl.compare_with_plugin({Ps[1]: draws[Ps[1]]}, spec, cums, row.barrier, at=Ps[1])
     assert "log-odds slope" not in [r[0] for r in one.rows]  # one size: no slope
@@ -152,7 +152,7 @@ def test_plugin_jump_is_the_difference_of_the_basin_means_at_p3():
     spec = cl.ModelSpec(L=48, V=4, kind="softmax")
     cum = se.row_cumulants(spec, np.random.default_rng(5), n_draws=512, t_step=0.2)
     row = se.finite_size_row(spec, cum, rel_step=2e-3)
-    m = se.copy_weight_marginal(float(row.P3), spec, cum)
+    m = se.plugin_marginal(float(row.P3), spec, cum)
     jump = sl.plugin_jump(row, spec, cum)
     assert jump == pytest.approx(m.mean("c", row.barrier, 1.0) - m.mean("c", 0.0, row.barrier), rel=1e-12)
     assert 0.05 < jump < 0.5  # pooling near 1/L, copying at c ~ 0.2: a jump of a tenth or more

@@ -208,7 +208,7 @@ def test_marginal_explorer_at_any_P(P):  # the range where L = 32's tilt grid co
     box = explorers.marginal_explorer([P], spec, cum, [0.9 * P, P, 1.1 * P])
     assert box.children[1]._dom_classes == ("copyhead-live-only",)
     with raises_naming("P_line"):
-        explorers.marginal_figure(sm.copy_weight_marginal(P, spec, cum), [1.0], [0.1, 0.2])
+        explorers.marginal_figure(sm.plugin_marginal(P, spec, cum), [1.0], [0.1, 0.2])
     plt.close("all")
 
 

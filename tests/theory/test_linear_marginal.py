@@ -11,7 +11,7 @@ from copylib.theory.linear_marginal import (
     PluginMarginal,
     PluginSwitch,
     integrated_moments,
-    plugin_posterior_marginal,
+    plugin_marginal,
     plugin_posterior_moments,
     plugin_posterior_switch,
 )
@@ -166,12 +166,12 @@ def test_plugin_posterior_moments_rejects_bad_input():
 def test_plugin_marginal_consistent_with_moments(P):
     # the Q marginal integrates to 1 and its mean is (L-1) E[q sgn m] of plugin_posterior_moments
     # (same quadrature, other grid sizes: agreement to the quadrature error, well below 1e-3 here)
-    mg = plugin_posterior_marginal(P, SPEC, "Q")
+    mg = plugin_marginal(P, SPEC, "Q")
     assert isinstance(mg, PluginMarginal)
     assert np.trapezoid(mg.density, mg.x) == pytest.approx(1.0, abs=1e-6)
     mom = plugin_posterior_moments(P, SPEC)
     assert np.trapezoid(mg.x * mg.density, mg.x) == pytest.approx((SPEC.L - 1) * mom.q, rel=1e-3, abs=1e-6)
-    m = plugin_posterior_marginal(P, SPEC, "m")
+    m = plugin_marginal(P, SPEC, "m")
     assert np.trapezoid(m.density, m.x) == pytest.approx(1.0, abs=1e-6)
     assert np.trapezoid(m.x * m.density, m.x) == pytest.approx(mom.abs_m, rel=1e-3)
 
@@ -179,13 +179,13 @@ def test_plugin_marginal_consistent_with_moments(P):
 def test_plugin_marginal_unimodal_at_small_L():
     # L = 32, across the posterior's crossover (P2 of fluct ~ 1560): one mode of Q, no barrier
     for P in (1000.0, 1400.0, 1560.0, 1800.0, 2400.0):
-        mg = plugin_posterior_marginal(P, SPEC, "Q")
+        mg = plugin_marginal(P, SPEC, "Q")
         assert mg.modes.size == 1 and mg.barrier == 0.0 and np.isnan(mg.log_weight_ratio)
 
 
 def test_plugin_marginal_barrier_definition_on_a_known_bimodal_case():
     # at L = 128 inside the switch the marginal has two modes; the barrier is ln(lower peak / dip)
-    mg = plugin_posterior_marginal(0.97 * 26417.3, SPEC_128, "Q", q_max=6 / 127, m_max=3.0)
+    mg = plugin_marginal(0.97 * 26417.3, SPEC_128, "Q", q_max=6 / 127, m_max=3.0)
     assert mg.modes.size == 2 and mg.modes[0] < 2 < mg.modes[1]
     i = [int(np.argmin(np.abs(mg.x - x))) for x in mg.modes]
     dip = mg.density[i[0]:i[1] + 1].min()
@@ -215,7 +215,7 @@ def test_plugin_switch_rejects_bad_input():
     with pytest.raises(ValueError, match="coordinate"):
         plugin_posterior_switch(SPEC, 1000.0, 2000.0, coordinate="m")
     with pytest.raises(ValueError, match="coordinate"):
-        plugin_posterior_marginal(100.0, SPEC, "share")
+        plugin_marginal(100.0, SPEC, "share")
 
 
 def test_plugin_switch_finds_two_modes_at_large_L():

@@ -432,12 +432,12 @@ def test_copy_share_jump_valid(spec, version):
         assert math.isnan(j.slope)
 
 
-@covers(lm.plugin_posterior_marginal, lm.PluginMarginal)
+@covers(lm.plugin_marginal, lm.PluginMarginal)
 @budget(4)
 @given(spec=specs("linear", L=st.integers(4, 8), V=st.integers(2, 4), cyclic=st.just(True)),
        P=st.floats(0.5, 200), coordinate=st.sampled_from(["Q", "m"]))
 def test_plugin_posterior_marginal_valid(spec, P, coordinate):
-    mg = lm.plugin_posterior_marginal(P, spec, coordinate, n_m=41, n_q=41, n_row=9, n_rest=9, edge_tol=1e-5)
+    mg = lm.plugin_marginal(P, spec, coordinate, n_m=41, n_q=41, n_row=9, n_rest=9, edge_tol=1e-5)
     assert isinstance(mg, lm.PluginMarginal) and mg.coordinate == coordinate
     assert mg.x.shape == mg.density.shape and (mg.density >= 0).all()
     assert np.trapezoid(mg.density, mg.x) == pytest.approx(1.0, abs=1e-4)

@@ -65,7 +65,7 @@ def test_log_odds_branches_use_the_density_of_the_log_odds():
 def test_half_mass_P_splits_the_mass_at_the_threshold(cumulants_L32):
     tr = smb.marginal_transition(SPEC, cumulants_L32)
     P_half = smb.half_mass_P(tr.at_P3.barrier, SPEC, cumulants_L32)
-    assert smd.copy_weight_marginal(P_half, SPEC, cumulants_L32).mass(tr.at_P3.barrier) == pytest.approx(0.5, abs=1e-3)
+    assert smd.plugin_marginal(P_half, SPEC, cumulants_L32).mass(tr.at_P3.barrier) == pytest.approx(0.5, abs=1e-3)
     # more data put more mass on the copy side: a higher threshold needs a larger P
     assert smb.half_mass_P(tr.at_P3.barrier + 0.03, SPEC, cumulants_L32) > P_half
     with pytest.raises(ValueError, match="threshold"):

@@ -84,7 +84,7 @@ def test_half_mass_P_splits_the_mass_or_names_the_range(spec, seed, threshold):
         assert "P_range" in str(err)
         return
     assert 1.0 <= P <= 1e4
-    m = smd.copy_weight_marginal(P, spec, cum, c_grid=reachable_copy_weights(cum), check_coverage=False)
+    m = smd.plugin_marginal(P, spec, cum, c_grid=reachable_copy_weights(cum), check_coverage=False)
     assert m.mass(threshold) == pytest.approx(0.5, abs=0.05)
     with raises_naming("threshold"):
         smb.half_mass_P(1.5, spec, cum)

@@ -19,7 +19,7 @@ SPEC = ModelSpec(L=32, V=4, kind="softmax")
 
 
 def test_prior_marginal_matches_brute_monte_carlo(cumulants_L8):
-    m = smd.copy_weight_marginal(None, SMALL, cumulants_L8, c_grid=np.linspace(0.02, 0.6, 1161))
+    m = smd.plugin_marginal(None, SMALL, cumulants_L8, c_grid=np.linspace(0.02, 0.6, 1161))
     assert np.trapezoid(np.exp(m.log_density), m.c) == pytest.approx(1.0, abs=1e-12)
     _, a1, g1 = _prior_rows(SMALL, 40_000, 4)
     c = g1 / SMALL.L
@@ -40,7 +40,7 @@ def test_prior_marginal_matches_brute_monte_carlo(cumulants_L8):
 def test_posterior_marginal_matches_reweighted_prior_draws(cumulants_L8):
     """p(s | P) = p0(s) e^{-S(s)}: importance-reweight exact prior draws by e^{-S}."""
     P = 60.0
-    m = smd.copy_weight_marginal(P, SMALL, cumulants_L8, c_grid=np.linspace(0.02, 0.6, 1161))
+    m = smd.plugin_marginal(P, SMALL, cumulants_L8, c_grid=np.linspace(0.02, 0.6, 1161))
     _, a1, g1 = _prior_rows(SMALL, 40_000, 6)
     logw = -plugin_action(a1, SMALL.L, g1, SMALL.L, P, SMALL)
     w = np.exp(logw - logw.max())
@@ -57,7 +57,7 @@ def test_posterior_marginal_matches_reweighted_prior_draws(cumulants_L8):
 def test_marginal_is_normalised_and_moves_up_with_P(cumulants_L32):
     means = []
     for P in (300.0, 600.0, 1000.0):
-        m = smd.copy_weight_marginal(P, SPEC, cumulants_L32)
+        m = smd.plugin_marginal(P, SPEC, cumulants_L32)
         assert np.trapezoid(np.exp(m.log_density), m.c) == pytest.approx(1.0, abs=1e-12)
         assert np.isfinite(m.alpha_1).all() and np.isfinite(m.loss).all()
         means.append(m.mean())
@@ -69,8 +69,8 @@ def test_coverage_is_checked(cumulants_L32):
     narrow = sc.row_cumulants(SPEC, np.random.default_rng(0), n_draws=64, lam1=np.linspace(-20, 5, 6),
                               lam2=np.linspace(-10, 10, 11))
     with pytest.raises(ValueError, match="widen lam1/lam2"):
-        smd.copy_weight_marginal(1000.0, SPEC, narrow, c_grid=np.linspace(0.02, 0.05, 31))
+        smd.plugin_marginal(1000.0, SPEC, narrow, c_grid=np.linspace(0.02, 0.05, 31))
     with pytest.raises(ValueError, match="c_grid"):
-        smd.copy_weight_marginal(1000.0, SPEC, narrow, c_grid=np.linspace(0.02, 0.9, 31), check_coverage=False)
+        smd.plugin_marginal(1000.0, SPEC, narrow, c_grid=np.linspace(0.02, 0.9, 31), check_coverage=False)
     with pytest.raises(ValueError, match="cumulants"):
-        smd.copy_weight_marginal(100.0, SMALL, cumulants_L32)
+        smd.plugin_marginal(100.0, SMALL, cumulants_L32)

@@ -24,13 +24,13 @@ from props_helpers import (
 )
 
 
-@covers(smd.copy_weight_marginal, smd.CopyWeightMarginal, smb.marginal_branches, smb.MarginalBranches)
+@covers(smd.plugin_marginal, smd.CopyWeightMarginal, smb.marginal_branches, smb.MarginalBranches)
 @budget(15)
 @given(spec=exact_softmax_specs, seed=seeds, P=st.one_of(st.none(), log_uniform(1e-2, 1e4)), correction=st.booleans())
 def test_copy_weight_marginal_valid(spec, seed, P, correction):
     cum = small_row_cumulants(spec, seed)
     c = reachable_copy_weights(cum)
-    m = smd.copy_weight_marginal(P, spec, cum, c_grid=c, correction=correction, check_coverage=False)
+    m = smd.plugin_marginal(P, spec, cum, c_grid=c, correction=correction, check_coverage=False)
     assert isinstance(m, smd.CopyWeightMarginal) and m.log_density.shape == m.alpha_1.shape == c.shape
     assert_finite(m.log_density)
     assert_finite(m.alpha_1)

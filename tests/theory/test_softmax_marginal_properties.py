@@ -32,7 +32,7 @@ _CUM = se.row_cumulants(_SMALL_EXACT, np.random.default_rng(0), n_draws=16, lam1
 
 
 _C = reachable_copy_weights(_CUM, 20)
-_MARG = se.copy_weight_marginal(5.0, _SMALL_EXACT, _CUM, c_grid=_C, check_coverage=False)
+_MARG = se.plugin_marginal(5.0, _SMALL_EXACT, _CUM, c_grid=_C, check_coverage=False)
 
 
 def _exact_call(which, name, data):
@@ -40,7 +40,7 @@ def _exact_call(which, name, data):
         "row_cumulants": {"spec": _SMALL_EXACT, "rng": np.random.default_rng(0), "n_draws": 16,
                           "lam1": np.linspace(-12.0, 4.0, 5), "lam2": np.linspace(-6.0, 12.0, 7),
                           "t_step": 0.25, "t_range": (-20.0, 14.0)},
-        "copy_weight_marginal": {"P": 5.0, "spec": _SMALL_EXACT, "cumulants": _CUM, "c_grid": _C,
+        "plugin_marginal": {"P": 5.0, "spec": _SMALL_EXACT, "cumulants": _CUM, "c_grid": _C,
                                  "correction": False, "check_coverage": False},
         "marginal_branches": {"marginal": _MARG, "tol": 1e-6, "max_nats": 30.0},
         "marginal_transition": {"spec": _SMALL_EXACT, "cumulants": _CUM, "P_range": (1.0, 10.0), "n_scan": 5,
@@ -102,7 +102,7 @@ def _exact_call(which, name, data):
     return args
 
 
-_EXACT = ["row_cumulants", "copy_weight_marginal", "marginal_branches", "marginal_transition", "marginal_scan",
+_EXACT = ["row_cumulants", "plugin_marginal", "marginal_branches", "marginal_transition", "marginal_scan",
           "finite_size_row", "default_tilts", "default_c_grid"]
 
 

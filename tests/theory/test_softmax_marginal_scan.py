@@ -20,7 +20,7 @@ SPEC = ModelSpec(L=32, V=4, kind="softmax")
 @pytest.mark.parametrize("P", [450.0, 600.0, 610.0, 900.0])
 def test_marginal_scan_agrees_with_marginal_and_branches(cumulants_L32, P):
     scan = sms.marginal_scan([P, 500.0], SPEC, cumulants_L32)
-    m = smd.copy_weight_marginal(P, SPEC, cumulants_L32)
+    m = smd.plugin_marginal(P, SPEC, cumulants_L32)
     b = smb.marginal_branches(m)
     assert scan.P[0] == P and scan.mean[0] == pytest.approx(m.mean(), rel=1e-9)
     assert scan.var[0] == pytest.approx(m.var(), rel=1e-9)
@@ -51,7 +51,7 @@ def test_finite_size_row_at_L32(cumulants_L32):
     # the same definitions as marginal_transition: P3 and spinodals agree to the bisection tolerances
     assert row.P3 == pytest.approx(tr.P3, abs=0.2)
     assert row.P_lower == pytest.approx(tr.P_lower, abs=0.2) and row.P_upper == pytest.approx(tr.P_upper, abs=0.2)
-    b = smb.marginal_branches(smd.copy_weight_marginal(row.P3, SPEC, cumulants_L32))
+    b = smb.marginal_branches(smd.plugin_marginal(row.P3, SPEC, cumulants_L32))
     np.testing.assert_allclose(row.barrier_height, b.barrier_height, atol=0.01)
     assert row.window == pytest.approx((row.P_upper - row.P_lower) / row.P3)
     # the free-energy difference falls through zero at P3 (the copy basin gains mass with P)

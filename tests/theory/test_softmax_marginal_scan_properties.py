@@ -43,7 +43,7 @@ def test_marginal_scan_valid(spec, seed, Ps, split):
     assert np.isfinite(s.barrier[two]).all() and np.isnan(s.barrier[~two]).all()
     assert (~np.isnan(s.delta_F)).all() if split else np.isnan(s.delta_F[~two]).all()
     # the same numbers as the one-P marginal
-    m = smd.copy_weight_marginal(float(Ps[0]), spec, cum, c_grid=c, check_coverage=False)
+    m = smd.plugin_marginal(float(Ps[0]), spec, cum, c_grid=c, check_coverage=False)
     assert s.mean[0] == pytest.approx(m.mean(), rel=1e-9, abs=1e-12)
     assert s.n_minima[0] == smb.marginal_branches(m).n_minima
 
