@@ -102,7 +102,7 @@ def _import_all() -> None:
 def __getattr__(name: str):
     if name in _LIGHT:
         return importlib.import_module(f".{name}", __name__)
-    if not name.startswith("__"):
+    if not name.startswith("_"):  # private and dunder probes (IPython's display hooks) import nothing
         _import_all()
         if name in globals():
             return globals()[name]
