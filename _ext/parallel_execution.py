@@ -35,7 +35,7 @@ Configuration (``sphinx: config:`` in ``_config.yml``):
 
 The pool starts the longest chapters first (by number of code cells, a proxy
 known before anything runs), so the last one to finish is a short one. While it
-runs, this process, which only waits, imports copylib for the API page's autodoc,
+runs, this process, which only waits, imports copylib's subpackages for the API page's autodoc,
 which would otherwise import it after the pool. Sphinx then writes the pages in
 parallel as well (its reading stays serial: sphinx_multitoc_numbering does not
 declare itself safe for parallel reading, and -W would fail on that warning).
@@ -200,8 +200,9 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
             futures = {pool.submit(_execute, notebook, str(path), config.execution_timeout,
                                    config.execution_allow_errors, use_cache): (docname, path, notebook)
                        for docname, path, notebook in batch}
-            if use_cache:  # autodoc's import of copylib, done while this process waits
-                importlib.import_module("copylib")
+            if use_cache:  # autodoc's import of copylib (whose `import copylib` imports nothing), done while waiting
+                for name in ("model", "posterior", "theory", "inference", "analysis", "explorers"):
+                    importlib.import_module(f"copylib.{name}")
             for future in as_completed(futures):
                 _store(app, cache, *futures[future], *future.result())
     logger.info(f"{len(found)} notebooks done in {time.perf_counter() - start:.0f} s")

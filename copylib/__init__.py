@@ -24,61 +24,93 @@ The names below are re-exported for ``import copylib as cl``.
 
 from __future__ import annotations
 
-from . import analysis, cache, checks, config, explorers, gluing, inference, model, plotting, posterior, theory
-from .checks import Checks
-from .gluing import glue_fields, glue_values
-from .inference.diagnostics import effective_sample_size, mcse_mean, split_rhat
-from .inference.langevin import SamplingResult, langevin
-from .inference.map_training import (
-    SweepResult,
-    TrainingResult,
-    lowest_objective,
-    map_sweep,
-    nested_cooccurrence,
-    train_map,
-)
-from .inference.posterior_sampling import sample_collapsed_posterior, sample_full_posterior
-from .model.losses import (
-    constant_predictor,
-    constant_predictor_loss,
-    empirical_loss,
-    expected_loss,
-    perfect_copy,
-    perfect_copy_loss,
-    uniform_pooling,
-    uniform_pooling_loss,
-)
-from .model.network import ModelSpec, attention, attention_logits, network_output, prior_energy
-from .model.statistics import (
-    cooccurrence,
-    readout_moments,
-    sample_size,
-    sum_squared_error,
-    target_energy,
-    token_moment,
-)
-from .model.task import copy_task, one_hot, sample_tokens, shift_matrix
-from .posterior.evidence import (
-    effective_action,
-    negative_log_evidence,
-    negative_log_evidence_mc,
-    negative_log_evidence_primal,
-    optimal_readout,
-)
-from .posterior.order_parameters import (
-    attention_from_order_parameters,
-    copy_attention,
-    copy_weight,
-    invariants,
-    logit_gap,
-    order_parameters,
-    plugin_action,
-    plugin_action_of_attention,
-    prior_action_linear,
-    prior_action_softmax,
-    subspace_coverage,
-)
-from .posterior.targets import map_objective
+import importlib
+
+# ``import copylib`` imports nothing more (PEP 562): the support modules that need neither torch nor
+# scipy (the validation report's ``from copylib import checks``) load alone, and the first use of any
+# other name imports the whole package, as an eager ``import copylib`` would, once.
+_LIGHT = ("arguments", "cache", "checks", "config")
+_SUBPACKAGES = ("analysis", "cache", "checks", "config", "explorers", "gluing",
+                "inference", "model", "plotting", "posterior", "theory")
+_REEXPORTED = {  # name: the module that defines it
+    "Checks": "checks",
+    "glue_fields": "gluing",
+    "glue_values": "gluing",
+    "effective_sample_size": "inference.diagnostics",
+    "mcse_mean": "inference.diagnostics",
+    "split_rhat": "inference.diagnostics",
+    "SamplingResult": "inference.langevin",
+    "langevin": "inference.langevin",
+    "SweepResult": "inference.map_training",
+    "TrainingResult": "inference.map_training",
+    "lowest_objective": "inference.map_training",
+    "map_sweep": "inference.map_training",
+    "nested_cooccurrence": "inference.map_training",
+    "train_map": "inference.map_training",
+    "sample_collapsed_posterior": "inference.posterior_sampling",
+    "sample_full_posterior": "inference.posterior_sampling",
+    "constant_predictor": "model.losses",
+    "constant_predictor_loss": "model.losses",
+    "empirical_loss": "model.losses",
+    "expected_loss": "model.losses",
+    "perfect_copy": "model.losses",
+    "perfect_copy_loss": "model.losses",
+    "uniform_pooling": "model.losses",
+    "uniform_pooling_loss": "model.losses",
+    "ModelSpec": "model.network",
+    "attention": "model.network",
+    "attention_logits": "model.network",
+    "network_output": "model.network",
+    "prior_energy": "model.network",
+    "cooccurrence": "model.statistics",
+    "readout_moments": "model.statistics",
+    "sample_size": "model.statistics",
+    "sum_squared_error": "model.statistics",
+    "target_energy": "model.statistics",
+    "token_moment": "model.statistics",
+    "copy_task": "model.task",
+    "one_hot": "model.task",
+    "sample_tokens": "model.task",
+    "shift_matrix": "model.task",
+    "effective_action": "posterior.evidence",
+    "negative_log_evidence": "posterior.evidence",
+    "negative_log_evidence_mc": "posterior.evidence",
+    "negative_log_evidence_primal": "posterior.evidence",
+    "optimal_readout": "posterior.evidence",
+    "attention_from_order_parameters": "posterior.order_parameters",
+    "copy_attention": "posterior.order_parameters",
+    "copy_weight": "posterior.order_parameters",
+    "invariants": "posterior.order_parameters",
+    "logit_gap": "posterior.order_parameters",
+    "order_parameters": "posterior.order_parameters",
+    "plugin_action": "posterior.order_parameters",
+    "plugin_action_of_attention": "posterior.order_parameters",
+    "prior_action_linear": "posterior.order_parameters",
+    "prior_action_softmax": "posterior.order_parameters",
+    "subspace_coverage": "posterior.order_parameters",
+    "map_objective": "posterior.targets",
+}
+
+
+def _import_all() -> None:
+    for name in _SUBPACKAGES:
+        globals()[name] = importlib.import_module(f".{name}", __name__)
+    for name, module in _REEXPORTED.items():
+        globals()[name] = getattr(importlib.import_module(f".{module}", __name__), name)
+
+
+def __getattr__(name: str):
+    if name in _LIGHT:
+        return importlib.import_module(f".{name}", __name__)
+    if not name.startswith("_"):  # private and dunder probes (IPython's display hooks) import nothing
+        _import_all()
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 __version__ = "0.1.0"
 
