@@ -299,6 +299,8 @@ def finite_size_summary(rows: Mapping[int, tuple[FiniteSizeRow, FiniteSizeRow]],
     refined : mapping ``L -> FiniteSizeRow``, optional
         Set A recomputed on a refined tilt grid at some ``L``: the change of its barriers is
         the grid error there, and the largest such change stands for it at the other ``L``.
+        A size without a first-order point on either grid adds nothing (it has no barrier);
+        one where refining the grid makes or removes the first-order point raises ``ValueError``.
 
     Returns
     -------
@@ -320,8 +322,15 @@ def finite_size_summary(rows: Mapping[int, tuple[FiniteSizeRow, FiniteSizeRow]],
 
     bar = np.array([rows[n][0].barrier_height for n in L_jump], dtype=float).reshape(-1, 2)
     bar_b = np.array([rows[n][1].barrier_height for n in L_jump], dtype=float).reshape(-1, 2)
-    change = {n: np.abs(np.array(r.barrier_height) - np.array(rows[n][0].barrier_height)) for n, r in refined.items()}
-    grid = float(max((float(np.nanmax(x)) for x in change.values()), default=0.0))
+    change = {}
+    for n, r in refined.items():
+        default = rows[n][0]
+        if math.isfinite(r.P3) != math.isfinite(default.P3):
+            raise ValueError(f"refined: the refined tilt grid changes whether L = {n} has a first-order point "
+                             f"(P3 {default.P3} on the default grid, {r.P3} on the refined one)")
+        if math.isfinite(r.P3):  # without a first-order point there is no barrier whose error to measure
+            change[n] = np.abs(np.array(r.barrier_height) - np.array(default.barrier_height))
+    grid = float(max((float(np.max(x)) for x in change.values()), default=0.0))
     err = np.abs(bar - bar_b) + np.array([change.get(n, [grid, grid]) for n in L_jump], dtype=float).reshape(-1, 2)
     return FiniteSizeSummary(
         L=L_jump, barrier=bar, barrier_b=bar_b, barrier_err=err, window=per_set("window"),

@@ -57,6 +57,21 @@ def test_finite_size_numbers_are_the_rows_numbers():
         v["bar_32"] = 0.0  # read-only
 
 
+def test_finite_size_summary_grid_error_from_sizes_with_a_barrier_only():
+    """Refined rows at every size (as at paper scale): those without a first-order point add nothing."""
+    rows = _finite_size_rows()
+    refined = {n: rows[n][0] for n in (16, 20, 24)}
+    refined[28] = _row(28, True, 3.0 * 28**1.5, bar=(28 / 20 + 0.02, 28 / 40 - 0.01))
+    refined[32] = _row(32, True, 3.0 * 32**1.5, bar=(32 / 20 - 0.03, 32 / 40))
+    fs = sxe.finite_size_summary(rows, refined)
+    assert fs.grid_change == pytest.approx(0.03)
+    assert fs.barrier_err[list(fs.L).index(96), 0] == pytest.approx(96 / 20 - 96 / 21 + 0.03)
+    assert np.isfinite(fs.barrier_err).all()
+    lost = {28: _row(28, True, math.nan)}  # refinement removes the first-order point at L = 28
+    with pytest.raises(ValueError, match="refined.*L = 28"):
+        sxe.finite_size_summary(rows, lost)
+
+
 def test_finite_size_numbers_refuse_what_they_cannot_read():
     rows = _finite_size_rows()
     fs = sxe.finite_size_summary(rows)
