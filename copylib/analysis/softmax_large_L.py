@@ -21,7 +21,10 @@ there:
   z-scores that combine the sampling error with the plug-in's numerical error (two Sobol sets);
 * :func:`sample_near_p3` -- the whole measurement at one ``L``: the plug-in ``P3`` and barrier, paired
   chains at ``P3`` and one size on each side, their convergence and the comparison;
-* :func:`plugin_jump` -- the plug-in marginal's jump of the copy weight between its basins at ``P3``.
+* :func:`plugin_jump` -- the plug-in marginal's jump of the copy weight between its basins at ``P3``;
+* :func:`plugin_error_by_L` -- the plug-in action against the exact evidence of independent data sets at
+  each ``L``, between the states of the plug-in marginal's own branches (its error bound and the
+  data-set spread of the evidence differences, size by size).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from ..arguments import (
     as_paired_arrays,
     as_real_array,
     check_finite,
+    check_generator,
     check_grid,
     check_instance,
     check_int,
@@ -49,12 +53,14 @@ from ..theory.softmax_marginal import (
     RowCumulants,
     finite_size_cumulants,
     finite_size_row,
+    marginal_branches,
     plugin_marginal,
 )
 from .softmax import basin_mean, sample_two_starts
-from .softmax_evidence import ChainConvergence, chain_convergence
+from .softmax_evidence import ChainConvergence, chain_convergence, plugin_evidence_error
 
-__all__ = ["BasinWeights", "NearP3", "PluginComparison", "compare_with_plugin", "plugin_jump", "sample_near_p3"]
+__all__ = ["BasinWeights", "NearP3", "PluginComparison", "PluginErrorByL", "compare_with_plugin", "plugin_error_by_L",
+           "plugin_jump", "sample_near_p3"]
 
 
 def _c_div(c_div) -> float:
@@ -505,3 +511,132 @@ def plugin_jump(row: FiniteSizeRow, spec: ModelSpec, cumulants: RowCumulants) ->
                          f"barrier = {row.barrier}")
     marginal = plugin_marginal(float(row.P3), spec, cumulants)
     return float(marginal.mean("c", row.barrier, 1.0) - marginal.mean("c", 0.0, row.barrier))
+
+
+@dataclass(frozen=True)
+class PluginErrorByL:
+    """The plug-in action's error on exact-evidence differences, size by size: see :func:`plugin_error_by_L`.
+
+    Attributes
+    ----------
+    L : array of int ``(n,)``
+        The sizes, ascending.
+    P : array of int ``(n,)``
+        The sample size at each ``L``.
+    barrier : array ``(n,)``
+        The plug-in marginal's barrier above its pooling minimum at that ``P`` (nats).
+    errors : tuple of :class:`~copylib.analysis.softmax_evidence.PluginEvidenceError`
+        Per ``L``, the states ``("barrier c*", "copy minimum")`` against the pooling minimum.
+    """
+
+    L: np.ndarray
+    P: np.ndarray
+    barrier: np.ndarray
+    errors: tuple
+
+    def _stack(self, attr: str) -> np.ndarray:
+        return np.array([getattr(e, attr) for e in self.errors], dtype=float)
+
+    @property
+    def bias(self) -> np.ndarray:
+        """``(n, 2)``: exact minus plug-in difference, barrier and copy state (nats)."""
+        return self._stack("bias")
+
+    @property
+    def exact_se(self) -> np.ndarray:
+        """``(n, 2)``: standard error of the exact difference over the data sets (nats)."""
+        return self._stack("exact_se")
+
+    @property
+    def spread(self) -> np.ndarray:
+        """``(n, 2)``: standard deviation of the exact difference over the data sets (nats)."""
+        return self._stack("spread")
+
+    @property
+    def bound(self) -> np.ndarray:
+        """``(n,)``: the largest ``|bias| + 2 s.e.`` at each ``L`` (nats)."""
+        return self._stack("bound")
+
+    @property
+    def spread_ratio(self) -> np.ndarray:
+        """``(n,)``: the data-set spread of the copy-minus-pooling evidence difference over the barrier."""
+        return self.spread[:, 1] / self.barrier
+
+    @property
+    def clear_from(self) -> float:
+        """The smallest ``L`` from which on that spread stays below the barrier (``nan`` if it never does)."""
+        above = np.flatnonzero(self.spread_ratio >= 1)
+        start = 0 if above.size == 0 else above[-1] + 1
+        return float(self.L[start]) if start < self.L.size else math.nan
+
+    def index(self, L: int) -> int:
+        """The row of size ``L``."""
+        rows = np.flatnonzero(self.L == L)
+        if rows.size == 0:
+            raise ValueError(f"L = {L} is not among the measured sizes {self.L.tolist()}")
+        return int(rows[0])
+
+    def frame(self) -> pd.DataFrame:
+        """One row per ``L``: ``P``, barrier, the error of either state with its s.e., bound and spreads (nats)."""
+        bias, se, spread = self.bias, self.exact_se, self.spread
+        return pd.DataFrame({"P": self.P, "barrier": self.barrier,
+                             "error c*": bias[:, 0], "s.e. c*": se[:, 0], "error copy": bias[:, 1],
+                             "s.e. copy": se[:, 1], "bound": self.bound,
+                             "spread c*": spread[:, 0], "spread copy": spread[:, 1]},
+                            index=pd.Index(self.L, name="L"))
+
+
+def plugin_error_by_L(points: Mapping[int, tuple[ModelSpec, RowCumulants, float]], n_data: int,
+                      rng: np.random.Generator) -> PluginErrorByL:
+    """The plug-in action against the exact evidence at several ``L``, between the plug-in marginal's branches.
+
+    At each ``L`` the plug-in marginal of ``c`` at ``P`` (rounded to an integer) gives the
+    pooling minimum, the barrier ``c*`` and the copy minimum
+    (:func:`~copylib.theory.softmax_marginal.marginal_branches`); then
+    :func:`~copylib.analysis.softmax_evidence.plugin_evidence_error` compares, over ``n_data``
+    data sets, the exact evidence difference of the barrier and copy states from the pooling
+    minimum with the same difference of the plug-in action. The sizes run in ascending order and
+    draw their data sets from ``rng`` one after the other.
+
+    Parameters
+    ----------
+    points : mapping ``L -> (spec, cumulants, P)``
+        ``spec`` and ``cumulants`` as :func:`~copylib.theory.softmax_marginal.finite_size_cumulants`
+        returns them; ``P`` a sample size where the marginal has two minima (``P3``, or a size
+        inside the coexistence window).
+    n_data : int >= 2
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    PluginErrorByL
+    """
+    if not hasattr(points, "items") or len(points) == 0:
+        raise TypeError(f"points must be a non-empty mapping L -> (spec, cumulants, P), got {points!r}")
+    n_data = check_int("n_data", n_data, 2)
+    check_generator("rng", rng)
+    checked = {}
+    for n_pos, point in points.items():
+        if len(point) != 3:
+            raise TypeError(f"points[{n_pos}] must be (spec, cumulants, P), got {point!r}")
+        spec, cumulants, P = point
+        spec = check_spec(spec, kind="softmax", theory="plugin_error_by_L")
+        check_instance(f"points[{n_pos}] cumulants", cumulants, RowCumulants)
+        if spec.L != n_pos:
+            raise ValueError(f"points: the key L = {n_pos} differs from its spec's L = {spec.L}")
+        P = check_int(f"points[{n_pos}] P", int(round(check_positive(f"points[{n_pos}] P", P))), 1)
+        checked[n_pos] = (spec, cumulants, P)
+    L, P_used, barrier, errors = [], [], [], []
+    for n_pos in sorted(checked):
+        spec, cumulants, P = checked[n_pos]
+        branches = marginal_branches(plugin_marginal(float(P), spec, cumulants))
+        if branches.n_minima < 2:
+            raise ValueError(f"points: the plug-in marginal at L = {n_pos}, P = {P} has one minimum; "
+                             "P must lie inside the coexistence window")
+        pool, c_star, copy = float(branches.minima[0]), float(branches.barrier), float(branches.minima[-1])
+        errors.append(plugin_evidence_error(spec, P, pool, {"barrier c*": c_star, "copy minimum": copy}, n_data, rng))
+        L.append(n_pos)
+        P_used.append(P)
+        barrier.append(float(branches.barrier_height[0]))
+    return PluginErrorByL(L=np.array(L, dtype=int), P=np.array(P_used, dtype=int),
+                          barrier=np.array(barrier, dtype=float), errors=tuple(errors))

@@ -160,3 +160,43 @@ def test_plugin_jump_is_the_difference_of_the_basin_means_at_p3():
         sl.plugin_jump(dataclasses.replace(row, P3=math.nan), spec, cum)
     with pytest.raises(TypeError, match="row"):
         sl.plugin_jump(row.P3, spec, cum)
+
+
+def _point(L, seed=5):
+    spec = cl.ModelSpec(L=L, V=4, kind="softmax")
+    cum = se.row_cumulants(spec, np.random.default_rng(seed), n_draws=512, t_step=0.2)
+    return spec, cum, se.finite_size_row(spec, cum, rel_step=2e-3).P3
+
+
+def test_plugin_error_by_L_is_plugin_evidence_error_between_the_branches_of_each_L():
+    from copylib.analysis.softmax_evidence import plugin_evidence_error
+
+    points = {48: _point(48), 40: _point(40)}  # given in descending L: the sizes run (and draw data) ascending
+    by_L = sl.plugin_error_by_L(points, 3, np.random.default_rng(7))
+    assert list(by_L.L) == [40, 48] and list(by_L.P) == [round(points[40][2]), round(points[48][2])]
+    rng = np.random.default_rng(7)
+    for k, n_pos in enumerate(by_L.L):
+        spec, cum, P3 = points[n_pos]
+        br = se.marginal_branches(se.plugin_marginal(float(round(P3)), spec, cum))
+        direct = plugin_evidence_error(spec, round(P3), br.minima[0],
+                                       {"barrier c*": br.barrier, "copy minimum": br.minima[-1]}, 3, rng)
+        np.testing.assert_array_equal(by_L.bias[k], direct.bias)
+        np.testing.assert_array_equal(by_L.spread[k], direct.spread)
+        assert by_L.bound[k] == direct.bound and by_L.barrier[k] == br.barrier_height[0]
+    assert by_L.frame().shape == (2, 9) and (by_L.barrier > 0).all()
+
+
+def test_plugin_error_by_L_refuses_bad_input():
+    spec, cum, P3 = _point(48)
+    with pytest.raises(TypeError, match="points"):
+        sl.plugin_error_by_L({}, 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="differs from its spec"):
+        sl.plugin_error_by_L({40: (spec, cum, P3)}, 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="n_data"):
+        sl.plugin_error_by_L({48: (spec, cum, P3)}, 1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="P"):
+        sl.plugin_error_by_L({48: (spec, cum, -3.0)}, 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="L = 48, P = 100 has one minimum"):  # far below the window: pooling only
+        sl.plugin_error_by_L({48: (spec, cum, 100.0)}, 3, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="rng"):
+        sl.plugin_error_by_L({48: (spec, cum, P3)}, 3, 0)
