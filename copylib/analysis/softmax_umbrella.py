@@ -73,8 +73,6 @@ def _mbar_log_odds(c: np.ndarray, centres: np.ndarray, kappa: float, c_div: floa
     mbar = _pymbar().MBAR(u, np.full(K, n), verbose=False, initialize="BAR")
     log_w = -logsumexp(math.log(n) + mbar.f_k[:, None] - u, axis=0)  # weights of the unbiased law (bias 0)
     above = flat >= c_div
-    if above.all() or not above.any():
-        raise ValueError(f"c_div = {c_div} must lie inside the range of the draws of c")
     overlap = np.asarray(mbar.compute_overlap()["matrix"])
     return float(logsumexp(log_w[above]) - logsumexp(log_w[~above])), float(np.diag(overlap, 1).min())
 
@@ -93,20 +91,15 @@ def windows_log_odds(c: npt.ArrayLike, centres: npt.ArrayLike, kappa: float, c_d
     if c.ndim != 2 or c.shape[0] < 2 or c.shape[1] < 2:
         raise ValueError(f"c must have shape (K >= 2, n >= 2) (window, draw), got {c.shape}")
     check_finite("c", c)
-    centres = _centres(centres, c.shape[0])
+    centres = as_real_array("centres", centres)
+    if centres.shape != c.shape[:1] or not np.isfinite(centres).all() or (np.diff(centres) <= 0).any():
+        raise ValueError(f"centres must hold {c.shape[0]} finite, strictly increasing window centres, got {centres}")
     kappa = check_positive("kappa", kappa)
     c_div = float(as_real_array("c_div", c_div))
     if not (c.min() < c_div <= c.max()):
         raise ValueError(f"c_div must lie inside the range of the draws of c ({c.min():.4g}, {c.max():.4g}], "
                          f"got {c_div}")
     return _mbar_log_odds(c, centres, kappa, c_div)[0]
-
-
-def _centres(centres, K: int) -> np.ndarray:
-    a = as_real_array("centres", centres)
-    if a.shape != (K,) or not np.isfinite(a).all() or (np.diff(a) <= 0).any():
-        raise ValueError(f"centres must hold {K} finite, strictly increasing window centres, got {a}")
-    return a
 
 
 class _BiasedTarget:
@@ -142,8 +135,9 @@ class UmbrellaLogOdds:
     ----------
     L, V, P : int; c_div : float, the plug-in ``c*`` at ``P3`` that splits the basins
     centres : array ``(K,)``; kappa : float -- the windows.
-    data_log_odds : array ``(n_data,)``
-        ``ln p_copy / (1 - p_copy)`` of each data set (MBAR over its windows).
+    data_log_odds : array ``(n_data,)`` -- ``ln p_copy / (1 - p_copy)`` of each data set (MBAR over its windows).
+    half_log_odds : array ``(n_data, 2)`` -- the same from the first and from the second half of every
+        window's draws (a drift between them shows windows that have not relaxed).
     log_odds, log_odds_err : float
         The log-odds of the copy share pooled over data sets (as the book's paired chains report it) and
         its leave-one-data-set-out jackknife error.
@@ -174,6 +168,7 @@ class UmbrellaLogOdds:
     centres: np.ndarray
     kappa: float
     data_log_odds: np.ndarray
+    half_log_odds: np.ndarray
     log_odds: float
     log_odds_err: float
     plugin_log_odds: float
@@ -277,6 +272,8 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
     data_lo = np.array([f[0] for f in fits])
     halves = c[:, :, : 2 * (c.shape[2] // 2)].reshape(n_data, K, 2, -1)  # each chain's halves as two chains
     rhat = np.array([[split_rhat(halves[d, k]) for k in range(K)] for d in range(n_data)]).max(0)
+    half_lo = np.array([[_mbar_log_odds(halves[d, :, h], centres, kappa, c_div)[0] for h in (0, 1)]
+                        for d in range(n_data)])
     ess = np.array([[effective_sample_size(c[d, k][None]) for k in range(K)] for d in range(n_data)]).min(0)
     lo, lo_err = _pooled(data_lo)
     sharp, P3 = float(row.sharpness), float(P * math.exp(-lo / float(row.sharpness)))
@@ -292,7 +289,7 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
                      paired_err=float(diff.std(ddof=1) / math.sqrt(n_data)),
                      direct_crossings=int(np.abs(np.diff(above, axis=-1)).sum(-1).min()))
     return UmbrellaLogOdds(
-        L=L, V=V, P=P, c_div=c_div, centres=centres, kappa=kappa, data_log_odds=data_lo, log_odds=lo,
+        L=L, V=V, P=P, c_div=c_div, centres=centres, kappa=kappa, data_log_odds=data_lo, half_log_odds=half_lo, log_odds=lo,
         log_odds_err=lo_err, plugin_log_odds=plugin[0], plugin_err=abs(plugin[0] - plugin[1]),
         z=float((lo - plugin[0]) / math.hypot(lo_err, plugin[0] - plugin[1])), plugin_P3=float(row.P3),
         sharpness=sharp, P3=P3, P3_err=P3 * lo_err / sharp, rhat=rhat, ess=ess, overlap=min(f[1] for f in fits),

@@ -82,6 +82,7 @@ def test_umbrella_agrees_with_hopping_chains_on_the_same_data_sets(tiny):
     assert np.isfinite(tiny.data_log_odds).all() and tiny.data_log_odds.shape == (3,)
     assert abs(tiny.paired_diff) < 4 * tiny.paired_err + 0.1
     assert tiny.overlap > 0.02 and tiny.rhat.shape == (10,) and tiny.ess.shape == (10,)
+    assert tiny.half_log_odds.shape == (3, 2) and np.isfinite(tiny.half_log_odds).all()
 
 
 def test_umbrella_result_is_consistent(tiny):
