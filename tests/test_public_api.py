@@ -105,6 +105,8 @@ FOR_READERS: dict[str, str] = {
     "copylib.inference.proposals.LangevinProposal": "the proposal interface (CONTRIBUTING: a new sampler)",
     "copylib.model.attention.attention_kinds": "the registered attention kinds (CONTRIBUTING: a new kind)",
     "copylib.theory.softmax_marginal_density.default_c_grid": "the copy-weight grid plugin_marginal uses",
+    "copylib.analysis.softmax_umbrella.windows_log_odds": "MBAR over harmonic windows in c, the step of "
+                                                          "umbrella_log_odds, for windows a reader samples",
 }
 
 

@@ -13,6 +13,8 @@
   sampled branches against the plug-in marginal, chain convergence, the plug-in action's error on the exact evidence;
 * :mod:`copylib.analysis.softmax_numbers` -- the numbers the softmax chapter quotes from its finite-size rows
   and its table of z-scores;
+* :mod:`copylib.analysis.softmax_umbrella` -- the basins' log-odds by umbrella sampling along ``c`` where
+  chains no longer hop (``L = 64``), against the plug-in marginal;
 * :mod:`copylib.analysis.induction` -- the induction chapter's Adam sweeps and posterior sampling; what the
   chapter reads off them is in :mod:`copylib.analysis.induction_onsets` (onsets, steepness and formation steps
   of the heads) and :mod:`copylib.analysis.induction_switch` (mixing of the ladders, the posterior's switch).
