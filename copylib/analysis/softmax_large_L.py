@@ -525,6 +525,11 @@ class PluginErrorByL:
         The sample size at each ``L``.
     barrier : array ``(n,)``
         The plug-in marginal's barrier above its pooling minimum at that ``P`` (nats).
+    bias, exact_se, spread : arrays ``(n, 2)``
+        Per ``L``, for the barrier and the copy state: exact minus plug-in difference from the pooling
+        minimum, the standard error of the exact difference and its standard deviation over the data sets (nats).
+    bound : array ``(n,)``
+        The largest ``|bias| + 2 exact_se`` at each ``L`` (nats).
     errors : tuple of :class:`~copylib.analysis.softmax_evidence.PluginEvidenceError`
         Per ``L``, the states ``("barrier c*", "copy minimum")`` against the pooling minimum.
     """
@@ -532,30 +537,11 @@ class PluginErrorByL:
     L: np.ndarray
     P: np.ndarray
     barrier: np.ndarray
-    errors: tuple
-
-    def _stack(self, attr: str) -> np.ndarray:
-        return np.array([getattr(e, attr) for e in self.errors], dtype=float)
-
-    @property
-    def bias(self) -> np.ndarray:
-        """``(n, 2)``: exact minus plug-in difference, barrier and copy state (nats)."""
-        return self._stack("bias")
-
-    @property
-    def exact_se(self) -> np.ndarray:
-        """``(n, 2)``: standard error of the exact difference over the data sets (nats)."""
-        return self._stack("exact_se")
-
-    @property
-    def spread(self) -> np.ndarray:
-        """``(n, 2)``: standard deviation of the exact difference over the data sets (nats)."""
-        return self._stack("spread")
-
-    @property
-    def bound(self) -> np.ndarray:
-        """``(n,)``: the largest ``|bias| + 2 s.e.`` at each ``L`` (nats)."""
-        return self._stack("bound")
+    errors: tuple = field(repr=False)  # no default: the fields after it need none
+    bias: np.ndarray
+    exact_se: np.ndarray
+    spread: np.ndarray
+    bound: np.ndarray
 
     @property
     def spread_ratio(self) -> np.ndarray:
@@ -638,5 +624,7 @@ def plugin_error_by_L(points: Mapping[int, tuple[ModelSpec, RowCumulants, float]
         L.append(n_pos)
         P_used.append(P)
         barrier.append(float(branches.barrier_height[0]))
+    stack = {name: np.array([getattr(e, name) for e in errors], dtype=float)
+             for name in ("bias", "exact_se", "spread", "bound")}
     return PluginErrorByL(L=np.array(L, dtype=int), P=np.array(P_used, dtype=int),
-                          barrier=np.array(barrier, dtype=float), errors=tuple(errors))
+                          barrier=np.array(barrier, dtype=float), errors=tuple(errors), **stack)

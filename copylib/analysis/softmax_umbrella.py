@@ -20,9 +20,6 @@ data sets instead (jackknife), which also holds the data sets' own (quenched) sp
 
 from __future__ import annotations
 
-import contextlib
-import io
-import logging
 import math
 from dataclasses import dataclass
 
@@ -33,6 +30,7 @@ from scipy.special import expit, logsumexp
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..inference.diagnostics import effective_sample_size, split_rhat
+from ..inference.free_energy import _pymbar
 from ..inference.langevin import langevin
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task, shift_matrix
@@ -42,17 +40,6 @@ from ..theory.softmax_marginal import finite_size_cumulants, finite_size_row, pl
 from .softmax import planted_init, planted_logits, sample_two_starts
 
 __all__ = ["UmbrellaLogOdds", "umbrella_log_odds", "windows_log_odds"]
-
-
-def _pymbar():
-    """pymbar, imported on first use, without its import-time banner (as :mod:`copylib.inference.free_energy`)."""
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            import pymbar
-    except ImportError as err:
-        raise ImportError("copylib.analysis.softmax_umbrella needs pymbar: pip install pymbar") from err
-    logging.getLogger("pymbar").setLevel(logging.ERROR)
-    return pymbar
 
 
 def _logit_share(share: np.ndarray | float, n: int) -> np.ndarray:

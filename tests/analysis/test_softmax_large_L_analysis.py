@@ -200,3 +200,18 @@ def test_plugin_error_by_L_refuses_bad_input():
         sl.plugin_error_by_L({48: (spec, cum, 100.0)}, 3, np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng"):
         sl.plugin_error_by_L({48: (spec, cum, P3)}, 3, 0)
+
+
+def test_plugin_error_by_L_spread_ratio_and_where_the_spread_drops_below_the_barrier():
+    def table(spread_copy):
+        n = len(spread_copy)
+        spread = np.column_stack([np.zeros(n), spread_copy])
+        return sl.PluginErrorByL(L=np.array([24, 32, 48, 96][:n]), P=np.arange(n) + 100, barrier=np.full(n, 2.0),
+                                 bias=np.zeros((n, 2)), exact_se=np.zeros((n, 2)), spread=spread,
+                                 bound=np.zeros(n), errors=())
+    t = table([5.0, 1.0, 3.0, 1.0])  # the ratio dips below 1 at L = 32, rises above it again at 48
+    np.testing.assert_allclose(t.spread_ratio, [2.5, 0.5, 1.5, 0.5])
+    assert t.clear_from == 96 and t.index(48) == 2
+    assert table([1.0, 1.0]).clear_from == 24 and math.isnan(table([1.0, 4.0]).clear_from)
+    with pytest.raises(ValueError, match="L = 40 is not among"):
+        t.index(40)

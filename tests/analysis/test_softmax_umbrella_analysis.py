@@ -30,11 +30,14 @@ def _exact_log_odds(U, c_div, grid=np.linspace(0.0, 1.0, 200_001)):
     return math.log(p[grid >= c_div].sum() / p[grid < c_div].sum())
 
 
-def test_windows_recover_the_log_odds_of_a_double_well_behind_an_8_nat_barrier():
-    rng = np.random.default_rng(5)
+def _double_well_windows(seed):
     centres = np.linspace(0.1, 0.9, 21)
     kappa = 1 / (centres[1] - centres[0]) ** 2
-    c = _window_draws(_double_well, centres, kappa, 3000, rng)
+    return _window_draws(_double_well, centres, kappa, 3000, np.random.default_rng(seed)), centres, kappa
+
+
+def test_windows_recover_the_log_odds_of_a_double_well_behind_an_8_nat_barrier():
+    c, centres, kappa = _double_well_windows(5)
     exact = _exact_log_odds(_double_well, 0.5)
     assert abs(exact) > 0.5  # the tilt makes the basins unequal: a sign error in the bias would show
     assert su.windows_log_odds(c, centres, kappa, 0.5) == pytest.approx(exact, abs=0.08)
@@ -43,10 +46,7 @@ def test_windows_recover_the_log_odds_of_a_double_well_behind_an_8_nat_barrier()
 
 
 def test_windows_log_odds_is_wrong_if_the_windows_are_read_with_the_wrong_spring():
-    rng = np.random.default_rng(6)
-    centres = np.linspace(0.1, 0.9, 21)
-    kappa = 1 / (centres[1] - centres[0]) ** 2
-    c = _window_draws(_double_well, centres, kappa, 3000, rng)
+    c, centres, kappa = _double_well_windows(6)
     exact = _exact_log_odds(_double_well, 0.5)
     assert abs(su.windows_log_odds(c, centres, 0.5 * kappa, 0.5) - exact) > 0.3
 
