@@ -69,10 +69,14 @@ def windows_log_odds(c: npt.ArrayLike, centres: npt.ArrayLike, kappa: float, c_d
 
     Parameters
     ----------
-    c : array ``(K >= 2, n >= 2)`` -- draws of window ``k``, whose law is the unbiased one times
-        ``exp(-kappa/2 (c - c_k)^2)``; centres : array ``(K,)``, strictly increasing -- the ``c_k``.
-    kappa : float > 0 -- the spring constant of every window (nats per unit ``c`` squared).
-    c_div : float -- the dividing value; draws must lie on both sides of it.
+    c : array ``(K >= 2, n >= 2)``
+        Row ``k``: draws of window ``k``, whose law is the unbiased one times ``exp(-kappa/2 (c - c_k)^2)``.
+    centres : array ``(K,)``
+        The ``c_k``, strictly increasing.
+    kappa : float > 0
+        The spring constant of every window (nats per unit ``c`` squared).
+    c_div : float
+        The dividing value; draws must lie on both sides of it.
     """
     c = as_real_array("c", c)
     if c.ndim != 2 or c.shape[0] < 2 or c.shape[1] < 2:
@@ -120,32 +124,44 @@ class UmbrellaLogOdds:
 
     Attributes
     ----------
-    L, V, P : int; c_div : float, the plug-in ``c*`` at ``P3`` that splits the basins
-    centres : array ``(K,)``; kappa : float -- the windows.
-    data_log_odds : array ``(n_data,)`` -- ``ln p_copy / (1 - p_copy)`` of each data set (MBAR over its windows).
-    half_log_odds : array ``(n_data, 2)`` -- the same from the first and from the second half of every
-        window's draws (a drift between them shows windows that have not relaxed).
+    L, V, P : int
+    c_div : float
+        The plug-in ``c*`` at ``P3``, which splits the basins.
+    centres : array ``(K,)``
+        The windows' centres in ``c``.
+    kappa : float
+        The windows' spring constant.
+    data_log_odds : array ``(n_data,)``
+        ``ln p_copy / (1 - p_copy)`` of each data set (MBAR over its windows).
+    half_log_odds : array ``(n_data, 2)``
+        The same from the first and from the second half of every window's draws (a drift between them
+        shows windows that have not relaxed).
     log_odds, log_odds_err : float
         The log-odds of the copy share pooled over data sets (as the book's paired chains report it) and
         its leave-one-data-set-out jackknife error.
     plugin_log_odds, plugin_err : float
         The plug-in marginal's log-odds at ``P`` (Sobol set 21) and ``|set 21 - set 22|``.
-    z : float -- ``(log_odds - plugin_log_odds) / hypot(log_odds_err, plugin_err)``.
-    plugin_P3, sharpness : float -- the plug-in ``P3`` and its log-odds slope per unit ``ln P``.
+    z : float
+        ``(log_odds - plugin_log_odds) / hypot(log_odds_err, plugin_err)``.
+    plugin_P3, sharpness : float
+        The plug-in ``P3`` and its log-odds slope per unit ``ln P``.
     P3, P3_err : float
         ``P exp(-log_odds / sharpness)``: where the sampled log-odds crosses zero if its slope is the
         plug-in's, and its error from ``log_odds_err`` alone.
     rhat, ess : arrays ``(K,)``
         Per window, the worst split R-hat (each chain's halves as two chains) and the smallest bulk ESS of
         ``c`` over the data sets (ArviZ).
-    overlap : float -- the smallest MBAR overlap of neighbouring windows over the data sets.
-    accept : tuple ``(min, max)`` -- MALA acceptance of the window chains.
+    overlap : float
+        The smallest MBAR overlap between neighbouring windows, over the data sets.
+    accept : tuple ``(min, max)``
+        MALA acceptance of the window chains.
     direct_log_odds : array ``(n_data,)`` or None
         With ``direct_steps``: the log-odds of each data set from two hopping chains
         (:func:`copylib.analysis.softmax.sample_two_starts`, gap move ``0.8``) split at ``c_div``.
     paired_diff, paired_err : float or None
         Mean over data sets of umbrella minus direct log-odds and its standard error ``sd / sqrt(n_data)``.
-    direct_crossings : int or None -- the fewest crossings of ``c_div`` of any direct chain.
+    direct_crossings : int or None
+        The fewest crossings of ``c_div`` of any direct chain.
     """
 
     L: int
