@@ -30,7 +30,7 @@ from scipy.special import expit, logsumexp
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
 from ..inference.diagnostics import effective_sample_size, split_rhat
-from ..inference.free_energy import _pymbar
+from ..inference.free_energy import pymbar_module
 from ..inference.langevin import langevin
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task, shift_matrix
@@ -57,7 +57,7 @@ def _mbar_log_odds(c: np.ndarray, centres: np.ndarray, kappa: float, c_div: floa
     K, n = c.shape
     flat = c.ravel()
     u = 0.5 * kappa * (flat[None, :] - centres[:, None]) ** 2  # reduced bias of every draw in every window
-    mbar = _pymbar().MBAR(u, np.full(K, n), verbose=False, initialize="BAR")
+    mbar = pymbar_module().MBAR(u, np.full(K, n), verbose=False, initialize="BAR")
     log_w = -logsumexp(math.log(n) + mbar.f_k[:, None] - u, axis=0)  # weights of the unbiased law (bias 0)
     above = flat >= c_div
     overlap = np.asarray(mbar.compute_overlap()["matrix"])

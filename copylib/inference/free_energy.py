@@ -44,7 +44,7 @@ def _check_at(at):
     return a
 
 
-def _pymbar():
+def pymbar_module():
     """pymbar, imported on first use (it is needed only here), without its import-time banner."""
     try:
         # pymbar prints a banner about JAX and a note on its timeseries module on import
@@ -68,7 +68,7 @@ class LadderFit:
         K, n = u.shape
         self.betas, self.u = b, u.ravel()
         reduced = b[:, None] * self.u[None, :]
-        f = _pymbar().MBAR(reduced, np.full(K, n), verbose=False, initialize="BAR").f_k
+        f = pymbar_module().MBAR(reduced, np.full(K, n), verbose=False, initialize="BAR").f_k
         # MBAR's mixture density of every pooled draw: ln sum_k N_k exp(f_k - beta_k U_n)
         self.log_den = logsumexp(np.log(n) + f[:, None] - reduced, axis=0)
         self.log_z_first = logsumexp(-b[0] * self.u - self.log_den)

@@ -173,3 +173,34 @@ def test_plugin_jump_names_row(bad):
                "type": 100.0}[bad]
     with raises_naming("row"):
         sl.plugin_jump(bad_row, spec, cum)
+
+
+@covers(sl.plugin_error_by_L)
+@budget(10)
+@given(which=st.sampled_from(["points", "n_data", "rng"]), data=st.data())
+def test_plugin_error_by_L_names_a_bad_argument(which, data):
+    spec, cum = _tiny_cumulants()
+    args = dict(points={8: (spec, cum, 40.0)}, n_data=2, rng=np.random.default_rng(0))
+    args[which] = data.draw({"points": st.sampled_from([{}, [], {8: (spec, cum)}]),
+                             "n_data": st.sampled_from([1, 0, 2.5]), "rng": st.sampled_from([0, None])}[which])
+    with raises_naming(which):
+        sl.plugin_error_by_L(**args)
+
+
+@covers(sl.PluginErrorByL)
+@budget(40)
+@given(ratios=st.lists(st.floats(0.01, 5.0), min_size=1, max_size=8))
+def test_plugin_error_by_L_clear_from_is_where_the_spread_stays_below_the_barrier(ratios):
+    n = len(ratios)
+    barrier = np.linspace(1.0, 2.0, n)
+    spread = np.column_stack([np.zeros(n), np.array(ratios) * barrier])
+    L = 16 + 8 * np.arange(n)
+    t = sl.PluginErrorByL(L=L, P=100 * np.arange(1, n + 1), barrier=barrier, errors=(), bias=np.zeros((n, 2)),
+                          exact_se=np.zeros((n, 2)), spread=spread, bound=np.zeros(n))
+    np.testing.assert_allclose(t.spread_ratio, ratios, rtol=1e-12)
+    assert all(t.index(n_pos) == k for k, n_pos in enumerate(L))
+    if math.isnan(t.clear_from):
+        assert t.spread_ratio[-1] >= 1
+    else:
+        k = t.index(int(t.clear_from))
+        assert (t.spread_ratio[k:] < 1).all() and (k == 0 or t.spread_ratio[k - 1] >= 1)
