@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
@@ -44,8 +45,8 @@ def _check_at(at):
     return a
 
 
-def pymbar_module():
-    """pymbar, imported on first use (it is needed only here), without its import-time banner."""
+def pymbar_module() -> ModuleType:
+    """pymbar, imported on first use (only MBAR needs it), without its import-time banner."""
     try:
         # pymbar prints a banner about JAX and a note on its timeseries module on import
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
