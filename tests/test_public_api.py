@@ -42,6 +42,8 @@ _LINEAR = "shared by the linear theory modules (linear_minima, linear_thresholds
 _SOFTMAX = "shared by the softmax theory modules; not a reader's entry"
 _MARGINAL = "shared by the softmax plug-in marginal modules; not a reader's entry"
 SHARED_INTERNALS: dict[str, str] = {
+    "copylib.analysis.softmax_large_L.logit_share": "the clipped log-odds of a share, shared with analysis.softmax_umbrella",
+    "copylib.analysis.softmax_large_L.jackknife_se": "the jackknife standard error, shared with analysis.softmax_umbrella",
     "copylib.inference.free_energy.pymbar_module": "pymbar imported quietly on first use, by free_energy and analysis.softmax_umbrella",
     "copylib.theory.linear_minima.WhitenedAction": "the whitened action the linear minimisers share; not a reader's entry",
     "copylib.theory.linear_minima.standard_starts": "starting points of the linear minimisers (linear_thresholds, linear_jump)",

@@ -79,13 +79,13 @@ def _paired(name: str, c) -> np.ndarray:
     return c
 
 
-def _logit(p, n: int) -> np.ndarray:
+def logit_share(p: npt.ArrayLike, n: int) -> np.ndarray:
     """``ln p/(1-p)`` with ``p`` kept ``1/(2n)`` away from 0 and 1 (a share of ``n`` draws)."""
     p = np.clip(p, 0.5 / n, 1 - 0.5 / n)
     return np.log(p / (1 - p))
 
 
-def _jackknife(replicates: np.ndarray) -> float:
+def jackknife_se(replicates: np.ndarray) -> float:
     """Leave-one-out jackknife standard error from the replicates (last axis)."""
     G = replicates.shape[-1]
     return float(np.sqrt((G - 1) / G * ((replicates - replicates.mean(-1, keepdims=True)) ** 2).sum(-1)))
@@ -186,12 +186,12 @@ def _basin_weights(draws: Mapping[float, npt.ArrayLike | tuple], c_div: float) -
         data_share = chain_share.mean(-1)
         share = float(data_share.mean())
         loo = (data_share.sum() - data_share) / (n_data - 1)
-        lo_chain = _logit(chain_share, n)
-        data_lo = _logit(data_share, 2 * n)
+        lo_chain = logit_share(chain_share, n)
+        data_lo = logit_share(data_share, 2 * n)
         out["share"].append(share)
-        out["share_err"].append(_jackknife(loo))
-        out["log_odds"].append(float(_logit(share, 2 * n * n_data)))
-        out["log_odds_err"].append(_jackknife(_logit(loo, 2 * n * (n_data - 1))))
+        out["share_err"].append(jackknife_se(loo))
+        out["log_odds"].append(float(logit_share(share, 2 * n * n_data)))
+        out["log_odds_err"].append(jackknife_se(logit_share(loo, 2 * n * (n_data - 1))))
         out["data_log_odds"].append(data_lo)
         out["spread_total"].append(float(data_lo.std(ddof=1)))
         out["spread_sampling"].append(float(np.sqrt(np.mean((lo_chain[:, 0] - lo_chain[:, 1]) ** 2) / 4)))
@@ -211,7 +211,7 @@ def _basin_weights(draws: Mapping[float, npt.ArrayLike | tuple], c_div: float) -
         out["jump"].append(means[1] - means[0])
         d_rep = reps[1] - reps[0]
         ok = np.isfinite(d_rep)
-        out["jump_err"].append(_jackknife(d_rep[ok]) if ok.sum() >= 2 else math.nan)
+        out["jump_err"].append(jackknife_se(d_rep[ok]) if ok.sum() >= 2 else math.nan)
         d = chain_share[:, 0] - chain_share[:, 1]
         out["paired_d"].append(float(d.mean()))
         out["paired_err"].append(float(d.std(ddof=1) / math.sqrt(n_data)))
@@ -305,7 +305,7 @@ def _sampled_bin_barrier(c: npt.ArrayLike, edges: npt.ArrayLike, c_div: float
     counts = np.stack([np.histogram(c[d], bins=edges)[0] for d in range(c.shape[0])]).astype(float)
     total = _bin_barrier(counts.sum(0), edges, c_div)
     reps = np.array([_bin_barrier(counts.sum(0) - counts[d], edges, c_div) for d in range(c.shape[0])])
-    errs = tuple(_jackknife(reps[:, j]) if np.isfinite(reps[:, j]).all() else math.nan for j in range(2))
+    errs = tuple(jackknife_se(reps[:, j]) if np.isfinite(reps[:, j]).all() else math.nan for j in range(2))
     return total, errs
 
 

@@ -33,23 +33,14 @@ from ..inference.diagnostics import effective_sample_size, split_rhat
 from ..inference.free_energy import pymbar_module
 from ..inference.langevin import langevin
 from ..model.statistics import cooccurrence
-from ..model.task import copy_task, shift_matrix
+from ..model.task import copy_task
 from ..posterior.order_parameters import copy_weight
 from ..posterior.targets import CollapsedPosterior
 from ..theory.softmax_marginal import finite_size_cumulants, finite_size_row, plugin_marginal
 from .softmax import planted_init, planted_logits, sample_two_starts
+from .softmax_large_L import jackknife_se, logit_share
 
 __all__ = ["UmbrellaLogOdds", "umbrella_log_odds", "windows_log_odds"]
-
-
-def _logit_share(share: np.ndarray | float, n: int) -> np.ndarray:
-    """``ln p/(1-p)`` with ``p`` kept ``1/(2n)`` away from 0 and 1 (a share of ``n`` draws)."""
-    p = np.clip(share, 0.5 / n, 1 - 0.5 / n)
-    return np.log(p / (1 - p))
-
-
-def _jackknife(reps: np.ndarray) -> float:
-    return float(np.sqrt((reps.size - 1) / reps.size * ((reps - reps.mean()) ** 2).sum()))
 
 
 def _mbar_log_odds(c: np.ndarray, centres: np.ndarray, kappa: float, c_div: float) -> tuple[float, float]:
@@ -100,10 +91,9 @@ class _BiasedTarget:
         self.posterior = CollapsedPosterior(C, spec, len(C))
         self.centres = torch.as_tensor(centres, dtype=torch.float64)
         self.kappa = kappa
-        self.T = torch.as_tensor(shift_matrix(spec.L, True), dtype=torch.float64)
 
     def bias(self, g: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        c = (self.posterior.attention(g, b) * self.T).sum((-1, -2)) / self.T.shape[0]
+        c = copy_weight(self.posterior.attention(g, b))
         return 0.5 * self.kappa * (c - self.centres) ** 2
 
     def energy(self, params: dict) -> torch.Tensor:
@@ -201,7 +191,7 @@ def _pooled(data_log_odds: np.ndarray) -> tuple[float, float]:
     share = expit(data_log_odds)
     loo = (share.sum() - share) / (share.size - 1)
     lo = float(np.log(share.mean() / (1 - share.mean())))
-    return lo, _jackknife(np.log(loo / (1 - loo)))
+    return lo, jackknife_se(np.log(loo / (1 - loo)))
 
 
 def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: int, thin: int, seed: int,
@@ -253,7 +243,7 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
     P = int(round(row.P3)) if P is None else P
     c_div = float(row.barrier)
     margs = [plugin_marginal(float(P), spec, cu) for _, cu in sets]
-    plugin = [float(_logit_share(m.mass(c_div), 10**12)) for m in margs]
+    plugin = [float(logit_share(m.mass(c_div), 10**12)) for m in margs]
     if c_range is None:
         inside = margs[0].c[margs[0].potential <= 10.0]
         lo_hi = np.array([inside[0], inside[-1]])
@@ -285,7 +275,7 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
         _, draws = sample_two_starts([P], spec, n_data, direct_steps, n_warmup=n_warmup, thin=thin, seed=seed,
                                      gap_step=0.8)
         cd = draws[P][0]  # (n_data, 2, n)
-        direct = _logit_share((cd >= c_div).mean((1, 2)), cd.shape[1] * cd.shape[2])
+        direct = logit_share((cd >= c_div).mean((1, 2)), cd.shape[1] * cd.shape[2])
         diff = data_lo - direct
         above = (cd >= c_div).astype(int)
         extra = dict(direct_log_odds=direct, paired_diff=float(diff.mean()),
