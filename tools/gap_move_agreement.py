@@ -8,7 +8,8 @@ At ``L = 32``, ``V = 4`` (the softmax chapter's model) and one ``P`` near the pl
 seed draws 10 data sets and samples each from a pooling and a copying start
 (:func:`copylib.analysis.softmax.sample_two_starts`, 2000 warm-up steps, every tenth draw
 kept) twice on the same data: MALA with the gap move (``gap_step = 0.8``) and plain MALA
-with four times the steps (the paper-scale length of the chapter's chains near ``P3``).
+with four times the steps (the paper-scale length of the chapter's plain chains near ``P3`` before
+they took the gap move).
 The copy share of a data set is the fraction of its two chains' draws at ``c >= c*``
 (``c*`` the barrier of the plug-in marginal at its ``P3``, as in the chapter). Printed per
 seed: both shares (mean over data sets, standard error over data sets) and the plug-in
