@@ -181,6 +181,13 @@ class UmbrellaLogOdds:
     direct_crossings: int | None = None
 
     @property
+    def drift_z(self) -> float:
+        """The mean over data sets of the second-half minus first-half log-odds over its standard error
+        ``sd / sqrt(n_data)``: windows that still relax make it large."""
+        d = self.half_log_odds[:, 1] - self.half_log_odds[:, 0]
+        return float(d.mean() / (d.std(ddof=1) / math.sqrt(d.size)))
+
+    @property
     def paired_z(self) -> float:
         """``paired_diff / paired_err`` (``nan`` without direct chains)."""
         return math.nan if self.paired_diff is None else self.paired_diff / self.paired_err
