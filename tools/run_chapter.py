@@ -22,9 +22,15 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import yaml
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def cell_timeout() -> int:
+    """The per-cell timeout of the book build (``execute: timeout`` in ``_config.yml``), in seconds."""
+    return int(yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"])
 
 
 def main() -> int:
@@ -40,7 +46,7 @@ def main() -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     os.environ["COPYHEAD_CHECKS_DIR"] = str(out / "checks")
     nb = jupytext.read(path)
-    client = NotebookClient(nb, kernel_name="python3", timeout=1200, allow_errors=False,
+    client = NotebookClient(nb, kernel_name="python3", timeout=cell_timeout(), allow_errors=False,
                             resources={"metadata": {"path": str(path.parent)}})
     t0 = time.perf_counter()
     try:
