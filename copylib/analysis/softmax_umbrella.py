@@ -29,7 +29,7 @@ import torch
 from scipy.special import expit, logsumexp
 
 from ..arguments import as_real_array, check_finite, check_int, check_positive
-from ..inference.diagnostics import effective_sample_size, split_rhat
+from ..inference.diagnostics import effective_sample_size, half_drift_z, split_rhat
 from ..inference.free_energy import pymbar_module
 from ..inference.langevin import langevin
 from ..model.statistics import cooccurrence
@@ -182,10 +182,10 @@ class UmbrellaLogOdds:
 
     @property
     def drift_z(self) -> float:
-        """The mean over data sets of the second-half minus first-half log-odds over its standard error
-        ``sd / sqrt(n_data)``: windows that still relax make it large."""
-        d = self.half_log_odds[:, 1] - self.half_log_odds[:, 0]
-        return float(d.mean() / (d.std(ddof=1) / math.sqrt(d.size)))
+        """``|mean d| / (sd(d) / sqrt(n_data))`` of the second-half minus first-half log-odds ``d`` of the data
+        sets (:func:`~copylib.inference.diagnostics.half_drift_z`, each data set one chain of two "draws"):
+        windows that still relax make it large."""
+        return float(half_drift_z(self.half_log_odds[None])[0])
 
     @property
     def paired_z(self) -> float:
