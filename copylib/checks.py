@@ -46,6 +46,7 @@ class CheckRecord:
     alternative: str = ""  # the nearest wrong alternative (a competing theory, or no effect); "" if none given
     alternative_measured: str = ""  # what the alternative gives for ``measured``
     discriminates: bool | None = None  # True: the alternative fails the same tolerance; None: no alternative
+    no_alternative: str = ""  # why no nearest wrong alternative is named ("" if one is, or if no reason was given)
 
 
 def _book_root(start: str | os.PathLike | None = None) -> Path:
@@ -146,7 +147,9 @@ class Checks:
     competing theory, or no effect) and what it would give for ``measured`` (for
     :meth:`true`: whether the condition would hold under it). The same tolerance is
     evaluated on the alternative; a check whose alternative passes too does not
-    discriminate and is recorded as failed.
+    discriminate and is recorded as failed. A check without one says why in
+    ``no_alternative="<why>"`` (an identity, a diagnostic, or an alternative that
+    would pass too); the validation report shows the reason.
     """
 
     def __init__(self, chapter: str, *, source: str | os.PathLike | None = None,
@@ -169,17 +172,20 @@ class Checks:
         write_atomic(self._path, json.dumps(payload, indent=1).encode())
 
     def _record(self, claim: str, measured: str, tolerance: str, passed: bool, post_hoc: str,
-                alt: tuple[str, str, bool] | None = None) -> None:
+                alt: tuple[str, str, bool] | None = None, no_alternative: str = "") -> None:
         """``alt`` is (what the alternative is, what it gives, whether it passes the same tolerance)."""
         if not isinstance(claim, str) or not claim.strip():
             raise ValueError("claim must be a non-empty sentence saying what is checked")
-        if not isinstance(post_hoc, str):
-            raise TypeError(f"post_hoc must be a string (why the tolerance was set after seeing data), got "
-                            f"{type(post_hoc).__name__}")
+        for name, value, why in (("post_hoc", post_hoc, "why the tolerance was set after seeing data"),
+                                 ("no_alternative", no_alternative, "why no nearest wrong alternative is named")):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string ({why}), got {type(value).__name__}")
+        if alt is not None and no_alternative.strip():
+            raise ValueError("give either alternative or no_alternative (why there is none), not both")
         name, alt_measured, alt_passes = alt if alt is not None else ("", "", False)
         discriminates = None if alt is None else not alt_passes
         rec = CheckRecord(self.chapter, claim.strip(), measured, tolerance, bool(passed) and discriminates is not False,
-                          post_hoc.strip(), name, alt_measured, discriminates)
+                          post_hoc.strip(), name, alt_measured, discriminates, no_alternative.strip())
         self.records.append(rec)
         self._save()
         if not passed:
@@ -193,7 +199,8 @@ class Checks:
         print(f"\u2714 check: {rec.claim} \u2014 measured {measured}; required {tolerance}{note}")
 
     def close(self, claim: str, measured: npt.ArrayLike, expected: npt.ArrayLike, *, atol: float = 0.0,
-              rtol: float = 0.0, post_hoc: str = "", alternative: tuple[str, npt.ArrayLike] | None = None) -> None:
+              rtol: float = 0.0, post_hoc: str = "", alternative: tuple[str, npt.ArrayLike] | None = None,
+              no_alternative: str = "") -> None:
         """``|measured - expected| <= atol + rtol |expected|`` elementwise (reports the worst element).
 
         The alternative fails if any of its elements is outside the tolerance (reports the farthest)."""
@@ -212,27 +219,28 @@ class Checks:
             j = np.unravel_index(np.argmax(adev - (atol + rtol * np.abs(y))), adev.shape)
             alt = (name, f"{_fmt(a[j])} (|diff| {_fmt(adev[j])})", bool(np.all(adev <= atol + rtol * np.abs(y))))
         self._record(claim, f"{_fmt(x[i])} vs {_fmt(y[i])} (|diff| {_fmt(dev[i])})",
-                     "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))), post_hoc, alt)
+                     "|diff| <= " + " + ".join(parts), bool(np.all(dev <= atol + rtol * np.abs(y))), post_hoc, alt,
+                     no_alternative)
 
     def below(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "",
-              alternative: tuple[str, npt.ArrayLike] | None = None) -> None:
+              alternative: tuple[str, npt.ArrayLike] | None = None, no_alternative: str = "") -> None:
         """Every element of ``measured`` is ``< bound`` (reports the largest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmax(x - b), x.shape)
         self._record(claim, _fmt(x[i]), f"< {_fmt(b[i])}", bool(np.all(x < b)), post_hoc,
-                     _bound_alternative(alternative, x, b, -1.0))
+                     _bound_alternative(alternative, x, b, -1.0), no_alternative)
 
     def above(self, claim: str, measured: npt.ArrayLike, bound: npt.ArrayLike, *, post_hoc: str = "",
-              alternative: tuple[str, npt.ArrayLike] | None = None) -> None:
+              alternative: tuple[str, npt.ArrayLike] | None = None, no_alternative: str = "") -> None:
         """Every element of ``measured`` is ``> bound`` (reports the smallest)."""
         x, b = np.broadcast_arrays(_finite("measured", measured), _finite("bound", bound))
         i = np.unravel_index(np.argmin(x - b), x.shape)
         self._record(claim, _fmt(x[i]), f"> {_fmt(b[i])}", bool(np.all(x > b)), post_hoc,
-                     _bound_alternative(alternative, x, b, 1.0))
+                     _bound_alternative(alternative, x, b, 1.0), no_alternative)
 
     def true(self, claim: str, condition: bool | np.bool_ | np.ndarray, measured: str = "",
              tolerance: str = "holds", *, post_hoc: str = "",
-             alternative: tuple[str, bool | np.bool_ | np.ndarray] | None = None) -> None:
+             alternative: tuple[str, bool | np.bool_ | np.ndarray] | None = None, no_alternative: str = "") -> None:
         """A yes/no claim (an identity, an ordering, ...); ``measured`` describes what was seen.
 
         ``alternative=("what", holds)``: whether the condition would hold under the alternative."""
@@ -243,7 +251,7 @@ class Checks:
         if alternative is not None:
             name, holds = _alternative(alternative, boolean=True)
             alt = (name, "holds" if holds else "does not hold", holds)
-        self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()), post_hoc, alt)
+        self._record(claim, measured or _fmt(cond), tolerance, bool(cond.all()), post_hoc, alt, no_alternative)
 
 
 @dataclass(frozen=True)
@@ -335,10 +343,12 @@ def chapters_with_checks(root: str | os.PathLike | None = None) -> list[str]:
                   if "Checks(" in p.read_text(encoding="utf-8") and p.stem != "validation_report")
 
 
-def alternative_counts(records: Iterable[CheckRecord]) -> tuple[int, int]:
-    """(checks that name a nearest wrong alternative, of those the checks whose alternative fails)."""
+def alternative_counts(records: Iterable[CheckRecord]) -> tuple[int, int, int]:
+    """(checks that name a nearest wrong alternative, of those the checks whose alternative fails,
+    checks that say why they name none)."""
     records = list(records)
-    return (sum(bool(r.alternative) for r in records), sum(r.discriminates is True for r in records))
+    return (sum(bool(r.alternative) for r in records), sum(r.discriminates is True for r in records),
+            sum(bool(r.no_alternative) for r in records))
 
 
 def report_table(records: Iterable[CheckRecord]) -> str:
@@ -358,6 +368,8 @@ def report_table(records: Iterable[CheckRecord]) -> str:
             outcome = "fails" if r.discriminates else "<strong>also passes: does not discriminate</strong>"
             claim += (f'<br><small class="alternative">alternative: {html.escape(r.alternative)} &rarr; '
                       f"{html.escape(r.alternative_measured)}, {outcome}</small>")
+        elif r.no_alternative:
+            claim += f'<br><small class="alternative">no alternative: {html.escape(r.no_alternative)}</small>'
         rows.append(f"<tr><td>{chapter}</td><td>{claim}</td><td>{html.escape(r.measured)}</td>"
                     f"<td>{tolerance}</td><td>{mark}</td></tr>")
     head = "".join(f"<th>{h}</th>" for h in ("chapter", "claim", "measured", "tolerance", "pass"))

@@ -175,7 +175,7 @@ def test_an_alternative_that_fails_discriminates_one_that_passes_does_not(book, 
     assert (first.discriminates, second.discriminates) == (True, False)
     table = checks.report_table([first, second])
     assert "no effect &lt;b&gt;" in table and table.count("does not discriminate") == 1
-    assert checks.alternative_counts([first, second]) == (2, 1)
+    assert checks.alternative_counts([first, second]) == (2, 1, 0)
 
 
 def test_a_failing_check_reports_its_own_failure_not_the_alternative(book):
@@ -218,4 +218,23 @@ def test_old_records_without_alternative_fields_load(book):
     path.write_text(json.dumps(data))
     (rec,) = checks.load_records(["ch"])
     assert rec.alternative == "" and rec.discriminates is None
-    assert checks.alternative_counts([rec]) == (0, 0) and "alternative" not in checks.report_table([rec])
+    assert checks.alternative_counts([rec]) == (0, 0, 0) and "alternative" not in checks.report_table([rec])
+
+
+@pytest.mark.parametrize("method, args", [("close", (1.0, 1.05)), ("below", (1.0, 2.0)), ("above", (3.0, 2.0)),
+                                          ("true", (True,))])
+def test_a_check_without_alternative_records_why(book, method, args):
+    c = checks.Checks("ch")
+    kw = {"atol": 0.1} if method == "close" else {}
+    getattr(c, method)("identity", *args, no_alternative=" an identity <i> ", **kw)
+    getattr(c, method)("silent", *args, **kw)
+    first, second = checks.load_records(["ch"])
+    assert first.no_alternative == "an identity <i>" and first.discriminates is None and second.no_alternative == ""
+    table = checks.report_table([first, second])
+    assert table.count("no alternative:") == 1 and "an identity &lt;i&gt;" in table
+    assert checks.alternative_counts([first, second]) == (0, 0, 1)
+    with pytest.raises(ValueError, match="either alternative or no_alternative"):
+        getattr(c, method)("both", *args, alternative=("x", args[0]), no_alternative="why", **kw)
+    with pytest.raises(TypeError, match="no_alternative must be a string"):
+        getattr(c, method)("bad", *args, no_alternative=1, **kw)
+    assert len(c.records) == 2
