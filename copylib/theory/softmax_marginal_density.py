@@ -114,9 +114,13 @@ class CopyWeightMarginal:
         return float(np.trapezoid(p * (self.c - mean) ** 2, self.c) / np.trapezoid(p, self.c))
 
     def mass(self, lo: float = -np.inf, hi: float = np.inf) -> float:
-        """Posterior probability of ``lo <= c < hi`` (trapezoid rule on the grid)."""
-        p = np.exp(self.log_density) * ((self.c >= lo) & (self.c < hi))
-        return float(np.trapezoid(p, self.c))
+        """Posterior probability of ``lo <= c < hi`` (trapezoid rule on the grid).
+
+        The ratio of the two trapezoid sums, not the masked sum alone: the density is normalised only
+        to rounding, and a sum of a subset of the same non-negative terms cannot round above the whole."""
+        p = np.exp(self.log_density - self.log_density.max())
+        inside = p * ((self.c >= lo) & (self.c < hi))
+        return float(np.trapezoid(inside, self.c) / np.trapezoid(p, self.c))
 
 
 def log_line_density(cum: RowCumulants, correction: bool) -> np.ndarray:

@@ -50,3 +50,23 @@ def test_copy_weight_marginal_valid(spec, seed, P, correction):
         assert sum(math.exp(-f) for f in b.free_energy) == pytest.approx(1.0, abs=1e-9)
     else:
         assert math.isnan(b.barrier) and all(math.isnan(f) for f in b.free_energy)
+
+
+@covers(smd.CopyWeightMarginal.mass)
+@given(
+    log_density=st.lists(st.floats(-30, 30), min_size=3, max_size=40),
+    excess=st.floats(0, 1e-12),
+    cut=st.floats(-0.1, 1.1),
+)
+def test_mass_is_a_probability(log_density, excess, cut):
+    """The mass of a sub-range lies in [0, 1] also when the density is normalised only to rounding
+    (a grid density whose trapezoid integral is 1 + excess), and the two halves at a cut add to 1."""
+    c = np.linspace(0.0, 1.0, len(log_density))
+    logd = np.asarray(log_density)
+    logd = logd - math.log(np.trapezoid(np.exp(logd), c)) + math.log1p(excess)
+    m = smd.CopyWeightMarginal(P=None, c=c, log_density=logd, alpha_1=np.ones_like(c), loss=c * np.nan, edge=0.0)
+    below, above = m.mass(hi=cut), m.mass(cut)
+    assert 0.0 <= below <= 1.0 and 0.0 <= above <= 1.0
+    assert m.mass() == 1.0
+    # the trapezoid's cell across the cut gives its left end to one half and its right end to the other
+    assert below + above == pytest.approx(1.0, abs=1e-12)
