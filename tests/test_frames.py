@@ -170,3 +170,43 @@ def test_frames_of_one_size_share_a_renderer_and_a_new_size_gets_its_own():
     fr.png_frame(_labelled("three", size=(6, 2)))
     (other,) = canvas.shared.values()  # only the last size is kept
     assert other is not first
+
+
+def _ticks(width, layout="tight"):
+    """A figure whose longest y tick label is ``width`` characters wide; the title is the same in every one."""
+    fig, ax = plt.subplots(figsize=(4, 3), layout=layout)
+    ax.plot([0, 1], [0, 1])
+    ax.set_yticks([0, 1], ["0", "9" * width])
+    ax.set_ylabel("y")
+    ax.set_title("one title")
+    return fig
+
+
+def test_later_frames_take_the_first_frames_axes_boxes():
+    # the axes stay put while a control moves: the boxes of the first frame, laid out by its engine
+    _, first = fr._draw_frame(_ticks(3))
+    _, again = fr._draw_frame(_ticks(2), boxes=first)
+    _, own = fr._draw_frame(_ticks(2))  # laid out by itself, the narrower labels get a narrower margin
+    assert again == first and own != first
+
+
+def test_a_frame_whose_text_would_leave_the_canvas_is_laid_out_by_its_engine():
+    _, narrow = fr._draw_frame(_ticks(1))
+    _, wide = fr._draw_frame(_ticks(12), boxes=narrow)  # the long labels need a wider left margin
+    _, alone = fr._draw_frame(_ticks(12))
+    assert wide == alone and wide != narrow
+    _, other = fr._draw_frame(_ticks(1), boxes=narrow * 2)  # boxes for two axes, the figure has one
+    assert other == narrow
+    with pytest.raises(ValueError, match="colors"):
+        fr._draw_frame(_ticks(1), colors=1)
+
+
+def test_text_outside_sees_a_title_beyond_the_canvas():
+    fig = _ticks(1, layout=None)
+    fig.subplots_adjust(left=0.3, right=0.9, bottom=0.2, top=0.8)
+    fig.canvas.draw()
+    assert not fr._text_outside(fig, fig.canvas.get_renderer())
+    fig.axes[0].set_title("x" * 400)
+    fig.canvas.draw()
+    assert fr._text_outside(fig, fig.canvas.get_renderer())
+    plt.close(fig)
