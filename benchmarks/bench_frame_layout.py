@@ -64,6 +64,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2, help="passes over each explorer, each way")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, got {args.repeats}")
     load_start = os.getloadavg()[0]
     for name, make in (("training explorer", training_explorer), ("linear size explorer", size_explorer)):
         axes, draw = make()

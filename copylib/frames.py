@@ -119,7 +119,8 @@ def _draw_frame(fig: Figure, dpi: int = 72, colors: int = 64,
 
     With ``boxes`` (one ``(left, bottom, width, height)`` per axes of ``fig``, in figure
     coordinates) the figure's layout engine is switched off and its axes take those boxes,
-    unless a text would then leave the canvas: then the engine lays it out as usual.
+    unless something drawn (a tick label, a title) would then reach beyond the canvas: then the
+    engine lays it out as usual.
     """
     import matplotlib.pyplot as plt
     from PIL import Image
@@ -136,7 +137,7 @@ def _draw_frame(fig: Figure, dpi: int = 72, colors: int = 64,
             for ax, box in zip(fig.axes, boxes):
                 ax.set_position(box)
             canvas.draw()
-            if _text_outside(fig, canvas.get_renderer()):
+            if _drawn_beyond_canvas(fig, canvas.get_renderer()):
                 for ax, box in zip(fig.axes, own):
                     ax.set_position(box)
                 fig.set_layout_engine(engine)
@@ -153,7 +154,7 @@ def _draw_frame(fig: Figure, dpi: int = 72, colors: int = 64,
     return out.getvalue(), drawn
 
 
-def _text_outside(fig: Figure, renderer) -> bool:
+def _drawn_beyond_canvas(fig: Figure, renderer) -> bool:
     """Whether anything ``fig`` draws reaches more than a pixel beyond the canvas (its tight box, one
     pass over the artists: a fraction of the tight layout, which lays the ticks out several times)."""
     box, (width, height), pixel = fig.get_tightbbox(renderer), fig.get_size_inches(), 1 / fig.dpi  # inches
@@ -193,7 +194,7 @@ def _render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = 72) -> dict:
     ``draw`` returns a matplotlib Figure, which is rendered and closed. The first frame is laid
     out by its figure's layout engine and every later one takes its axes boxes: the axes stay
     put while a control moves, and the layout, a third of a frame's time, runs once per explorer
-    (again for a frame whose axes differ in number or whose texts would leave the canvas).
+    (again for a frame whose axes differ in number or that would then reach beyond the canvas).
     """
     axes = _checked_axes(axes)
     frames, boxes = {}, None

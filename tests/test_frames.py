@@ -201,12 +201,12 @@ def test_a_frame_whose_text_would_leave_the_canvas_is_laid_out_by_its_engine():
         fr._draw_frame(_ticks(1), colors=1)
 
 
-def test_text_outside_sees_a_title_beyond_the_canvas():
+def test_drawn_beyond_canvas_sees_a_title_beyond_the_canvas():
     fig = _ticks(1, layout=None)
     fig.subplots_adjust(left=0.3, right=0.9, bottom=0.2, top=0.8)
     fig.canvas.draw()
-    assert not fr._text_outside(fig, fig.canvas.get_renderer())
+    assert not fr._drawn_beyond_canvas(fig, fig.canvas.get_renderer())
     fig.axes[0].set_title("x" * 400)
     fig.canvas.draw()
-    assert fr._text_outside(fig, fig.canvas.get_renderer())
+    assert fr._drawn_beyond_canvas(fig, fig.canvas.get_renderer())
     plt.close(fig)
