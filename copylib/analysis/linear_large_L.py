@@ -82,7 +82,7 @@ class PairedChains:
 
 def _sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, n_steps: int, *, n_warmup: int,
                          thin: int, seed: int, starts: tuple[tuple[float, float], tuple[float, float]],
-                         n_leapfrog: int = 1, cache: bool = False) -> PairedChains:
+                         n_leapfrog: int = 1, n_rewarm: int = 0, cache: bool = False) -> PairedChains:
     """Metropolis-adjusted chains on the collapsed posterior, a pooling and a copying start per data set.
 
     The data sets (``n_data`` per ``P``) are drawn with ``numpy.random.default_rng(seed)``, ``P`` by
@@ -94,6 +94,11 @@ def _sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int,
     Metropolis test, so the step size biases nothing. ``starts`` gives ``(m, Q)`` of the pooling and
     of the copying start (``_state_logits``); ``cache`` as in
     :func:`~copylib.inference.posterior_sampling.sample_collapsed_posterior`.
+
+    ``n_rewarm > 0`` (HMC only): a second warm-up of that many steps, from the states and steps the
+    first one ended with, adapts each chain's step afresh where the chain now is. A chain that moved
+    between the pooling and the copying region during the first warm-up keeps otherwise a step
+    averaged over both, which can be too long for the region it stays in.
     """
     spec = check_spec(spec, kind="linear", theory="_sample_paired_starts")
     if spec.causal:
@@ -109,9 +114,17 @@ def _sample_paired_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int,
     (g0, b0), (g1, b1) = (_state_logits(m, Q, L) for m, Q in starts)
     init = {"g": np.tile(np.stack([g0, g1]), (len(C) // 2, 1, 1)), "b": np.tile([b0, b1], len(C) // 2)}
     n_leapfrog = check_int("n_leapfrog", n_leapfrog, 1)
+    n_rewarm = check_int("n_rewarm", n_rewarm, 0)
+    if n_rewarm and n_leapfrog == 1:
+        raise ValueError("n_rewarm needs HMC (n_leapfrog > 1): MALA re-adapts its step after each scale window")
     moves = dict(adapt_scales=True) if n_leapfrog == 1 else dict(n_leapfrog=n_leapfrog, target_accept=0.75)
-    out = sample_collapsed_posterior(C, spec, len(C), n_steps, torch.Generator().manual_seed(seed),
-                                     n_warmup=n_warmup, init=init, thin=thin, cache=cache, **moves)
+    generator = torch.Generator().manual_seed(seed)
+    if n_rewarm:
+        first = sample_collapsed_posterior(C, spec, len(C), 1, generator, n_warmup=n_warmup, init=init, cache=cache,
+                                           **moves)
+        init, n_warmup, moves = first.final_params, n_rewarm, dict(moves, step_size=first.step_size)
+    out = sample_collapsed_posterior(C, spec, len(C), n_steps, generator, n_warmup=n_warmup, init=init, thin=thin,
+                                     cache=cache, **moves)
     shape = (len(P_values), n_data, 2, -1)
     m, q = out.samples["m"], out.samples["q"]
     return PairedChains(P=np.array(P_values, dtype=float), Q=((L - 1) * q * np.sign(m)).reshape(shape),
@@ -263,7 +276,8 @@ class NearSwitch:
 
 
 def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: Sequence[float] = (0.8, 1.0, 1.25),
-                       n_warmup: int, thin: int, seed: int, n_leapfrog: int = 1, cache: bool = False) -> NearSwitch:
+                       n_warmup: int, thin: int, seed: int, n_leapfrog: int = 1, n_rewarm: int = 0,
+                       cache: bool = False) -> NearSwitch:
     """Paired chains at sizes around the ``fluct`` crossover ``P_2`` of one ``L``, against the plug-in posterior.
 
     1. ``P_2`` of the ``fluct`` action (:func:`copylib.theory.linear.first_order_point`); the sizes are
@@ -271,8 +285,8 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
     2. The plug-in posterior (:func:`copylib.theory.linear_marginal.plugin_posterior_moments`, default
        grid) at every size and at ``P e^{+-0.02}`` (its slope in ``ln P``); the starts are its pooling state at the smallest size (``E|m|`` there,
        ``Q = 0``) and its copying state at the largest (``E|m|`` and ``(L-1) E[q sign m]`` there).
-    3. ``_sample_paired_starts`` (``n_leapfrog``: MALA or HMC) and ``_compare_starts`` of ``Q``
-       and of ``|m|``.
+    3. ``_sample_paired_starts`` (``n_leapfrog``: MALA or HMC; ``n_rewarm``: HMC's second warm-up) and
+       ``_compare_starts`` of ``Q`` and of ``|m|``.
     """
     L, V = check_int("L", L, 4), check_int("V", V, 2)
     f = check_grid("P_over_P2", P_over_P2, positive=True, increasing=True)
@@ -289,7 +303,7 @@ def sample_near_switch(L: int, V: int, n_data: int, n_steps: int, *, P_over_P2: 
                         for get in (lambda mo: (L - 1) * mo.q, lambda mo: mo.abs_m))
     starts = ((moments[0].abs_m, 0.0), (moments[-1].abs_m, (L - 1) * moments[-1].q))
     chains = _sample_paired_starts(Ps, spec, n_data, n_steps, n_warmup=n_warmup, thin=thin, seed=seed, starts=starts,
-                                  n_leapfrog=n_leapfrog, cache=cache)
+                                  n_leapfrog=n_leapfrog, n_rewarm=n_rewarm, cache=cache)
     plugin_Q = np.array([(L - 1) * mo.q for mo in moments])
     plugin_m = np.array([mo.abs_m for mo in moments])
     return NearSwitch(L=L, P2=float(P2), P=chains.P, starts=chains.starts,

@@ -57,6 +57,35 @@ def test_sample_paired_starts_keeps_starts_and_data_sets_apart():
                                 starts=((1.0, 0.0), (0.2, 4.0)))
 
 
+def test_rewarm_continues_the_warmup_from_where_it_ended_with_fresh_steps():
+    """``n_rewarm``: the first warm-up's states and steps start a second warm-up, which adapts afresh."""
+    import torch
+
+    from copylib.inference.posterior_sampling import sample_collapsed_posterior
+
+    spec, starts = cl.ModelSpec(L=6, V=2, kind="linear"), ((1.0, 0.0), (0.2, 4.0))
+    ch = ll._sample_paired_starts([20], spec, 2, 30, n_warmup=20, thin=1, seed=3, starts=starts, n_leapfrog=3,
+                                  n_rewarm=15)
+    once = ll._sample_paired_starts([20], spec, 2, 30, n_warmup=20, thin=1, seed=3, starts=starts, n_leapfrog=3)
+    assert ch.Q.shape == once.Q.shape and not np.array_equal(ch.Q, once.Q)
+    # by hand: the same data sets and starts, the first warm-up, then the second from its end
+    rng = np.random.default_rng(3)
+    C = np.repeat(np.stack([cl.cooccurrence(cl.copy_task(20, 6, 2, rng)[0]) for _ in range(2)]), 2, axis=0)
+    (g0, b0), (g1, b1) = (ll._state_logits(m, Q, 6) for m, Q in starts)
+    init = {"g": np.tile(np.stack([g0, g1]), (2, 1, 1)), "b": np.tile([b0, b1], 2)}
+    gen, hmc = torch.Generator().manual_seed(3), dict(n_leapfrog=3, target_accept=0.75)
+    first = sample_collapsed_posterior(C, spec, 4, 1, gen, n_warmup=20, init=init, **hmc)
+    second = sample_collapsed_posterior(C, spec, 4, 30, gen, n_warmup=15, init=first.final_params,
+                                        step_size=first.step_size, **hmc)
+    Q = (5 * second.samples["q"] * np.sign(second.samples["m"])).reshape(ch.Q.shape)
+    assert np.array_equal(Q, ch.Q) and not np.array_equal(second.step_size, first.step_size)
+    with pytest.raises(ValueError, match="n_rewarm"):
+        ll._sample_paired_starts([20], spec, 2, 10, n_warmup=160, thin=1, seed=3, starts=starts, n_rewarm=10)
+    with pytest.raises(ValueError, match="n_rewarm"):
+        ll._sample_paired_starts([20], spec, 2, 10, n_warmup=20, thin=1, seed=3, starts=starts, n_leapfrog=3,
+                                 n_rewarm=-1)
+
+
 def test_sample_near_switch_runs_and_compares_with_the_plug_in_posterior():
     near = ll.sample_near_switch(8, 2, 2, 40, P_over_P2=(0.9, 1.1), n_warmup=160, thin=4, seed=5)
     assert near.P.size == 2 and near.P[0] < near.P2 < near.P[1]
