@@ -10,7 +10,7 @@ seed draws 10 data sets and samples each from a pooling and a copying start
 kept) twice on the same data: MALA with the gap move (``gap_step = 0.8``) and plain MALA
 with four times the steps (the paper-scale length of the chapter's plain chains near ``P3`` before
 they took the gap move).
-The copy share of a data set is the fraction of its two chains' draws at ``c >= c*``
+The copy-basin mass of a data set is the fraction of its two chains' draws at ``c >= c*``
 (``c*`` the barrier of the plug-in marginal at its ``P3``, as in the chapter). Printed per
 seed: both shares (mean over data sets, standard error over data sets) and the plug-in
 marginal's share; then the paired difference gap minus plain over all data sets with its
@@ -35,7 +35,7 @@ N_DATA, GAP_STEP = 10, 0.8
 
 
 def shares(P: int, spec: ModelSpec, c_div: float, seed: int, n_steps: int, gap_step: float | None) -> np.ndarray:
-    """The copy share of each data set ``(N_DATA,)``: both chains' draws pooled."""
+    """The copy-basin mass of each data set ``(N_DATA,)``: both chains' draws pooled."""
     _, draws = sx.sample_two_starts([P], spec, N_DATA, n_steps, n_warmup=2000, thin=10, seed=seed, gap_step=gap_step)
     return (draws[P][0] >= c_div).mean(axis=(1, 2))
 
@@ -52,7 +52,7 @@ def main() -> None:
     cum = sm.row_cumulants(spec, np.random.default_rng(11))  # the chapter's Sobol set
     c_div = sm.marginal_transition(spec, cum, P_range=(500.0, 700.0), n_scan=41).at_P3.barrier
     plugin = float(sm.plugin_marginal(float(args.P), spec, cum).mass(c_div))
-    print(f"L = 32, V = 4, P = {args.P}, c* = {c_div:.4f}, plug-in copy share {plugin:.4f}")
+    print(f"L = 32, V = 4, P = {args.P}, c* = {c_div:.4f}, plug-in copy-basin mass {plugin:.4f}")
     print(f"{'seed':>5s} {'gap move':>16s} {'plain MALA':>16s} {'seconds':>14s}")
     diffs = []
     for seed in args.seeds:

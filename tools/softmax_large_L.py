@@ -6,7 +6,7 @@ sets at ``P3`` and at the sizes where the plug-in log-odds of the basins is abou
 ``+1.8``, two chains per data set: one started at pooling, one planted in the copy state) and prints
 
 * the CPU and wall time of the whole measurement;
-* the comparison with the plug-in marginal (copy share at each size, log-odds slope, binned
+* the comparison with the plug-in marginal (copy-basin mass at each size, log-odds slope, binned
   barrier from either side, jump of ``c``; jackknife errors over data sets, ``z`` combined with the
   difference of the two Sobol sets);
 * the chains' diagnostics (R-hat within data sets, ESS, drift, fewest crossings of ``c*``);
@@ -59,7 +59,7 @@ def main() -> None:
               f"{cpu:.1f} s CPU, {wall:.1f} s wall; MALA acceptance {near.accept[0]:.2f}-{near.accept[1]:.2f}")
         print(near.comparison.frame().round(4))
         print(near.convergence.table.round(3))
-        print("copy share of each chain (data set x start) at each P:")
+        print("copy-basin mass of each chain (data set x start) at each P:")
         for P in near.P:
             print(f"  P = {P}: {(near.draws[P][0] >= row.barrier).mean(-1).round(2).tolist()}")
         for name in ("log_odds", "log_odds_err", "spread_total", "spread_sampling", "spread_data", "paired_d",

@@ -13,7 +13,7 @@ transition, the chapter starts runs in each basin:
 * :func:`sample_two_starts` -- MALA on the collapsed posterior of many data sets,
   two chains per data set (one at uniform attention, one planted in the copy
   state), with the copy weight and ``alpha_1`` of every draw;
-* :func:`p3_from_shares`, :func:`p3_from_hopping` -- where the copy share (given,
+* :func:`p3_from_shares`, :func:`p3_from_hopping` -- where the copy-basin mass (given,
   or of chains that hop between the basins) crosses one half;
 * :func:`uniform_copy_attention` -- the copy pattern with a given copy weight in every row;
 * :func:`basin_mean` -- a basin-conditional mean over chains with a jackknife error
@@ -214,7 +214,7 @@ def sample_two_starts(P_values: npt.ArrayLike, spec: ModelSpec, n_data: int, n_s
 
 
 def p3_from_shares(P_values: npt.ArrayLike, shares: npt.ArrayLike) -> float:
-    """``P`` where the copy share ``p`` crosses one half, from the shares at the increasing ``P_values``.
+    """``P`` where the copy-basin mass ``p`` crosses one half, from the shares at the increasing ``P_values``.
 
     The log-odds ``ln p/(1-p)`` (the free-energy difference of the two sides) is
     interpolated linearly in ``P`` between the sizes where both sides carry mass
@@ -234,7 +234,7 @@ def p3_from_shares(P_values: npt.ArrayLike, shares: npt.ArrayLike) -> float:
 
 
 def p3_from_hopping(c_by_P: Sequence[npt.ArrayLike], P_values: npt.ArrayLike, threshold: float) -> float:
-    """``P`` where the pooled copy share ``p = Pr(c >= threshold)`` crosses one half
+    """``P`` where the pooled copy-basin mass ``p = Pr(c >= threshold)`` crosses one half
     (:func:`p3_from_shares`).
 
     ``c_by_P``: one array of draws of the copy weight per sample size (any shape,

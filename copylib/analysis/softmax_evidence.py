@@ -149,7 +149,7 @@ def branch_comparison(draws: Mapping[int, tuple[npt.ArrayLike, npt.ArrayLike, np
 
     At every ``P`` of ``draws`` the means of the copy weight ``c``, of ``alpha_1`` and of the
     test loss (:func:`~copylib.theory.plugin_loss.row_stochastic_plugin_loss`) are compared over
-    all draws and within each basin (``c < c_div``, ``c >= c_div``), and the copy share
+    all draws and within each basin (``c < c_div``, ``c >= c_div``), and the copy-basin mass
     ``Pr(c >= c_div)`` where the theory puts between 2 % and 98 % of the mass there. A basin
     enters when the theory gives it at least ``min_mass`` (and not all but ``min_mass``) and at
     least two data sets visit it. The error of a sampled mean is the leave-one-data-set-out
@@ -204,7 +204,7 @@ def branch_comparison(draws: Mapping[int, tuple[npt.ArrayLike, npt.ArrayLike, np
         m, m_b = marginals[P]
         todo = []
         if 0.02 < m.mass(c_div) < 0.98:
-            todo.append(("copy share", (c >= c_div).astype(float), "all", m.mass(c_div), m_b.mass(c_div)))
+            todo.append(("copy-basin mass", (c >= c_div).astype(float), "all", m.mass(c_div), m_b.mass(c_div)))
         for basin, (lo, hi) in basins.items():
             mass = m.mass(lo, hi)
             visits = np.bincount(groups, ((c >= lo) & (c < hi)).sum(1))

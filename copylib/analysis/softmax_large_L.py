@@ -6,7 +6,7 @@ The softmax chapter's numbers at ``L >= 40`` come from the plug-in marginal of t
 :func:`copylib.analysis.softmax.sample_two_starts` returns them), what the plug-in marginal predicts
 there:
 
-* ``_basin_weights`` -- per sample size, the copy share (the weight of the copy basin, draws
+* ``_basin_weights`` -- per sample size, the copy-basin mass (the weight of the copy basin, draws
   with ``c >= c_div``) pooled over data sets with a jackknife error, its log-odds (the free-energy
   difference of the two basins), the spread of that log-odds between data sets with the chains'
   sampling noise removed (measured from the two chains of each data set), the basin means of ``c``
@@ -102,7 +102,7 @@ class BasinWeights:
     c_div : float
         The dividing copy weight.
     share, share_err : arrays ``(n_P,)``
-        The copy share (fraction of all draws with ``c >= c_div``) and its leave-one-data-set-out
+        The copy-basin mass (fraction of all draws with ``c >= c_div``) and its leave-one-data-set-out
         jackknife error.
     log_odds, log_odds_err : arrays ``(n_P,)``
         ``ln share/(1 - share)`` (the free-energy difference ``Omega_pool - Omega_copy`` of the two
@@ -120,7 +120,7 @@ class BasinWeights:
         Basin means of ``c`` (all draws pooled), their difference and its jackknife error (``nan``
         where fewer than two data sets visit a basin).
     paired_d, paired_err : arrays ``(n_P,)``
-        Mean over data sets of the copy share of the pooling-start chain minus that of the copy-start
+        Mean over data sets of the copy-basin mass of the pooling-start chain minus that of the copy-start
         chain, and its standard error ``sd / sqrt(n_data)``: a hysteresis makes it negative.
     crossings : array ``(n_P, n_data, 2)`` of int
         Crossings of ``c_div`` between consecutive draws of every chain.
@@ -321,7 +321,7 @@ class PluginComparison:
     weights : BasinWeights
         The sampled basin weights at every sample size.
     rows : tuple
-        One ``(quantity, P, sampled, s.e., plug-in, plug-in error, z)`` per comparison: the copy share
+        One ``(quantity, P, sampled, s.e., plug-in, plug-in error, z)`` per comparison: the copy-basin mass
         at every ``P``, the log-odds slope (with two or more sizes), the binned barrier from either
         side and the jump of ``c`` at ``at``. The plug-in error is ``|set A - set B|`` of the two
         Sobol sets; ``z = (sampled - plug-in) / hypot(s.e., plug-in error)``.
@@ -406,7 +406,7 @@ def compare_with_plugin(draws: Mapping[float, npt.ArrayLike | tuple], spec: Mode
 
     share = [np.array([m.mass(c_div) for m in ms]) for ms in margs]
     for k, P in enumerate(Ps):
-        add("copy share", P, weights.share[k], weights.share_err[k], share[0][k], share[1][k])
+        add("copy-basin mass", P, weights.share[k], weights.share_err[k], share[0][k], share[1][k])
     if len(Ps) >= 2:
         e = weights.log_odds_err
         slope, slope_err = _log_odds_slope(Ps, weights.log_odds, e if (e > 0).all() else None)

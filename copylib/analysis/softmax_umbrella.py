@@ -127,7 +127,7 @@ class UmbrellaLogOdds:
         The same from the first and from the second half of every window's draws (a drift between them
         shows windows that have not relaxed).
     log_odds, log_odds_err : float
-        The log-odds of the copy share pooled over data sets (as the book's paired chains report it) and
+        The log-odds of the copy-basin mass pooled over data sets (as the book's paired chains report it) and
         its leave-one-data-set-out jackknife error.
     plugin_log_odds, plugin_err : float
         The plug-in marginal's log-odds at ``P`` (Sobol set 21) and ``|set 21 - set 22|``.
@@ -194,7 +194,7 @@ class UmbrellaLogOdds:
 
 
 def _pooled(data_log_odds: np.ndarray) -> tuple[float, float]:
-    """Log-odds of the mean copy share over data sets and its jackknife error."""
+    """Log-odds of the mean copy-basin mass over data sets and its jackknife error."""
     share = expit(data_log_odds)
     loo = (share.sum() - share) / (share.size - 1)
     lo = float(np.log(share.mean() / (1 - share.mean())))

@@ -171,7 +171,7 @@ def half_mass_P(threshold: float, spec: ModelSpec, cumulants: RowCumulants, *,
     """The ``P`` in ``P_range`` where the plug-in marginal puts half its mass at ``c >= threshold``.
 
     With ``threshold`` the barrier ``c*`` at ``P3`` this is the free-energy ``P3``
-    itself; other dividing points give the counterpart of a sampler's copy share.
+    itself; other dividing points give the counterpart of a sampler's copy-basin mass.
     Brent's method to ``xtol`` in ``P``; ``P_range`` must bracket the crossing.
     ``kwargs`` (``c_grid``, ``check_coverage``) go to :func:`plugin_marginal`.
     """

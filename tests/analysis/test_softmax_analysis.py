@@ -99,7 +99,7 @@ def test_basin_mean_jackknife_is_the_standard_error_of_equal_groups():
 
 
 def test_p3_from_hopping_interpolates_the_log_odds():
-    # copy shares 0.2 and 0.8 at P = 10 and 20: log-odds -ln 4 and +ln 4, crossing half-way
+    # copy-basin masses 0.2 and 0.8 at P = 10 and 20: log-odds -ln 4 and +ln 4, crossing half-way
     c_by_P = [np.zeros(10), np.r_[np.ones(2), np.zeros(8)], np.r_[np.ones(8), np.zeros(2)], np.ones(10)]
     assert sx.p3_from_hopping(c_by_P, [5, 10, 20, 30], 0.5) == pytest.approx(15.0, rel=1e-12)
     # sizes where only one side is visited carry no log-odds: without two others there is no crossing

@@ -120,12 +120,12 @@ def test_compare_with_plugin_accepts_its_own_draws_and_rejects_shifted_ones():
     rng = np.random.default_rng(7)
     draws = {P: _plugin_draws(se.plugin_marginal(float(P), spec, cums[0]), rng, 8, 3000) for P in Ps}
     cmp = sl.compare_with_plugin(draws, spec, cums, row.barrier, at=Ps[1])
-    assert [r[0] for r in cmp.rows] == ["copy share"] * 3 + ["log-odds slope", "barrier from pooling",
+    assert [r[0] for r in cmp.rows] == ["copy-basin mass"] * 3 + ["log-odds slope", "barrier from pooling",
                                                                "barrier from copy", "jump of c"]
     assert (np.abs(cmp.z) < 4).all()
     assert cmp.value("log-odds slope", "plug-in") == pytest.approx(row.sharpness, rel=0.1)
     assert cmp.frame().index.unique().tolist() == [48] and len(cmp.frame()) == 7
-    # the posterior of 3 % more data labelled with the wrong P: the copy shares are far off
+    # the posterior of 3 % more data labelled with the wrong P: the copy-basin masses are far off
     wrong = {P: _plugin_draws(se.plugin_marginal(1.03 * P, spec, cums[0]), rng, 8, 3000) for P in Ps}
     assert np.abs(sl.compare_with_plugin(wrong, spec, cums, row.barrier, at=Ps[1]).z).max() > 5
     one = sl.compare_with_plugin({Ps[1]: draws[Ps[1]]}, spec, cums, row.barrier, at=Ps[1])

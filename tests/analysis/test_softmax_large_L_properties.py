@@ -112,7 +112,7 @@ def test_compare_with_plugin_rows_are_consistent(c, shift):
     assert all(r[5] == 0 for r in cmp.rows)  # one Sobol set twice: no plug-in error
     assert np.allclose(cmp.weights.share, [(draws[P] >= 0.15).mean() for P in (40, 50)])
     for r in cmp.rows:
-        assert cmp.value(r[0], "P") == r[1] or r[0] == "copy share"
+        assert cmp.value(r[0], "P") == r[1] or r[0] == "copy-basin mass"
     assert list(cmp.frame().columns) == ["quantity", "P", "sampled", "s.e.", "plug-in", "plug-in error", "z"]
 
 
@@ -125,7 +125,7 @@ def test_compare_with_plugin_names_a_bad_argument(which):
     args = dict(draws=draws, spec=spec, cumulants=(cum, cum), c_div=0.15, at=40)
     if which == "column":
         with raises_naming("column"):
-            sl.compare_with_plugin(**args).value("copy share", "nope")
+            sl.compare_with_plugin(**args).value("copy-basin mass", "nope")
         return
     args[which] = {"cumulants": (cum,), "at": 41}[which]
     with raises_naming(which):
