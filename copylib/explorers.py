@@ -83,6 +83,12 @@ _ATTENTION_SCALE = (0.0, 1.0)
 def _draw_attention(fig, ax, A, title):
     from matplotlib.ticker import MaxNLocator
 
+    # linear attention: (G, b, W) -> (-G, -b, -W) maps A to -A and predicts the same, so a run may end at
+    # either sign; shown with a positive pooling amplitude m = 1^T A 1 / L (the order parameters' convention),
+    # its copy pattern is on the colour scale instead of below it (softmax rows sum to 1: never flipped)
+    flipped = A.sum() < 0
+    if flipped:
+        A, title = -A, f"{title} (shown as -A, the same network)"
     c = float(copy_weight(A))
     im = ax.imshow(A, cmap="viridis", vmin=_ATTENTION_SCALE[0], vmax=_ATTENTION_SCALE[1], interpolation="nearest")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
@@ -143,7 +149,7 @@ def training_figure(sweeps: dict, kind: str, P: float) -> Figure:
     bx.set_xlabel("number of training sequences $P$")
     bx.set_ylabel("test loss per position")
     bx.set_title("test loss after training (Adam, kept run)", fontsize=9)
-    bx.legend(fontsize=7)
+    bx.legend(fontsize=9)
     return fig
 
 

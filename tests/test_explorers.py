@@ -80,6 +80,18 @@ def test_training_figure_shows_the_chosen_kind_and_P():
         ex.training_figure(_sweeps(), "softmax", 50.0)
 
 
+def test_linear_attention_of_either_sign_shows_one_picture():
+    """A linear run that ended at -A (the gauge (G, b, W) -> (-G, -b, -W)) is shown as A: its copy pattern is
+    on the colour scale and its copy weight positive, not a dark map with a negative copy weight (issue 37)."""
+    A = np.eye(6)[np.r_[5, 0:5]] * 0.8 + 0.2 / 6  # copying, pooling amplitude m > 0
+    P = np.array([10.0])
+    shown = [ex.training_figure({"linear": _Sweep(P, a[None], np.array([0.5]))}, "linear", 10.0) for a in (A, -A)]
+    plus, minus = (f.axes[0] for f in shown)
+    np.testing.assert_array_equal(plus.images[0].get_array(), minus.images[0].get_array())
+    assert f"copy weight = {float(cl.copy_weight(A)):.3f}" in minus.get_title() and "-A" in minus.get_title()
+    assert "-A" not in plus.get_title()
+
+
 def test_training_explorer_frames_every_kind_and_P():
     box = ex.training_explorer(_sweeps(), default=("linear", 10.0))
     assert len(_images(box)) == 6 and len({i.value for i in _images(box)}) == 6
