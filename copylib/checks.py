@@ -195,7 +195,7 @@ class Checks:
                                  f"({name}) gives {alt_measured}, which also meets {tolerance}")
         note = f" (set after seeing data: {rec.post_hoc})" if rec.post_hoc else ""
         if alt is not None:
-            note += f"; alternative ({name}) gives {alt_measured}: fails"
+            note += f"; the alternative ({name}) would give {alt_measured}, which fails it"
         print(f"\u2714 check: {rec.claim} \u2014 measured {measured}; required {tolerance}{note}")
 
     def close(self, claim: str, measured: npt.ArrayLike, expected: npt.ArrayLike, *, atol: float = 0.0,

@@ -166,7 +166,7 @@ def test_an_alternative_that_fails_discriminates_one_that_passes_does_not(book, 
     getattr(c, method)("claim", *args, alternative=("no effect <b>", alt_fails), **kw)
     rec = c.records[-1]
     assert rec.passed and rec.discriminates is True and rec.alternative == "no effect <b>"
-    assert rec.alternative_measured and capsys.readouterr().out.rstrip().endswith(": fails")
+    assert rec.alternative_measured and capsys.readouterr().out.rstrip().endswith(", which fails it")
     with pytest.raises(AssertionError, match="does not discriminate"):
         getattr(c, method)("weak claim", *args, alternative=("a competing theory", alt_passes), **kw)
     rec = c.records[-1]
