@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=500, help="warm-up steps per chain")
     parser.add_argument("--thin", type=int, default=5, help="keep every thin-th draw")
     parser.add_argument("--windows", type=int, default=24, help="windows in c per data set")
-    parser.add_argument("--kappa", type=float, default=None, help="spring constant (default 1/spacing^2)")
+    parser.add_argument("--spring", type=float, default=None, help="spring constant of the harmonic bias (default 1/spacing^2)")
     parser.add_argument("--gap-step", type=float, default=0.1, help="standard deviation of the gap move in a window")
     parser.add_argument("--direct-steps", type=int, default=20000, help="steps of each hopping chain")
     parser.add_argument("--P", type=int, default=None, help="sample size (default: the plug-in P3 rounded)")
@@ -54,7 +54,7 @@ def main() -> None:
         direct = args.direct_steps if L in args.validate else None
         cpu, wall = time.process_time(), time.perf_counter()
         r = umbrella_log_odds(L, 4, args.n_data, args.steps, n_warmup=args.warmup, thin=args.thin, seed=args.seed,
-                              P=args.P, n_windows=args.windows, kappa=args.kappa, gap_step=args.gap_step,
+                              P=args.P, n_windows=args.windows, spring=args.spring, gap_step=args.gap_step,
                               direct_steps=direct)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         chain_steps = args.n_data * (args.windows * (args.warmup + args.steps)
@@ -63,7 +63,7 @@ def main() -> None:
               f"+ {args.warmup} warm-up, thin {args.thin}; direct chains: {direct or 'none'})")
         print(f"  time: {cpu:.1f} s CPU, {wall:.1f} s wall; {1e3 * cpu / chain_steps:.3f} ms CPU per chain and step")
         print(f"  plug-in: P3 = {r.plugin_P3:.1f}, c* = {r.c_div:.4f}, sharpness {r.sharpness:.1f} per unit ln P")
-        print(f"  windows: c from {r.centres[0]:.4f} to {r.centres[-1]:.4f}, kappa = {r.kappa:.0f}; "
+        print(f"  windows: c from {r.centres[0]:.4f} to {r.centres[-1]:.4f}, spring = {r.spring:.0f}; "
               f"MALA acceptance {r.accept[0]:.2f}-{r.accept[1]:.2f}; smallest neighbour overlap {r.overlap:.3f}")
         print(f"  worst split R-hat per window: {r.rhat}")
         print(f"  smallest bulk ESS per window: {r.ess.round(0)}")

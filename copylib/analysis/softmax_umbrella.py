@@ -2,7 +2,7 @@
 
 At ``L = 64`` the plug-in barrier at ``P3`` is about 6 nats and the paired chains of
 :mod:`copylib.analysis.softmax_large_L` do not hop. Here ``K`` windows, each the collapsed posterior
-(:class:`copylib.posterior.targets.CollapsedPosterior`) plus a bias ``kappa/2 (c - c_k)^2`` on the copy
+(:class:`copylib.posterior.targets.CollapsedPosterior`) plus a bias ``spring/2 (c - c_k)^2`` on the copy
 weight ``c``, are sampled by the book's MALA with the gap move (:func:`copylib.inference.langevin.langevin`),
 and MBAR (pymbar) combines them; only the biases differ between windows, so MBAR needs only ``c``.
 
@@ -43,11 +43,11 @@ from .softmax_large_L import jackknife_se, logit_share
 __all__ = ["UmbrellaLogOdds", "umbrella_log_odds", "windows_log_odds"]
 
 
-def _mbar_log_odds(c: np.ndarray, centres: np.ndarray, kappa: float, c_div: float) -> tuple[float, float]:
+def _mbar_log_odds(c: np.ndarray, centres: np.ndarray, spring: float, c_div: float) -> tuple[float, float]:
     """Checked input: ``(log-odds, smallest overlap of neighbouring windows)`` for draws ``c (K, n)``."""
     K, n = c.shape
     flat = c.ravel()
-    u = 0.5 * kappa * (flat[None, :] - centres[:, None]) ** 2  # reduced bias of every draw in every window
+    u = 0.5 * spring * (flat[None, :] - centres[:, None]) ** 2  # reduced bias of every draw in every window
     mbar = pymbar_module().MBAR(u, np.full(K, n), verbose=False, initialize="BAR")
     log_w = -logsumexp(math.log(n) + mbar.f_k[:, None] - u, axis=0)  # weights of the unbiased law (bias 0)
     above = flat >= c_div
@@ -55,16 +55,16 @@ def _mbar_log_odds(c: np.ndarray, centres: np.ndarray, kappa: float, c_div: floa
     return float(logsumexp(log_w[above]) - logsumexp(log_w[~above])), float(np.diag(overlap, 1).min())
 
 
-def windows_log_odds(c: npt.ArrayLike, centres: npt.ArrayLike, kappa: float, c_div: float) -> float:
+def windows_log_odds(c: npt.ArrayLike, centres: npt.ArrayLike, spring: float, c_div: float) -> float:
     """The log-odds ``ln p(c >= c_div) / p(c < c_div)`` of the unbiased law, by MBAR over harmonic windows.
 
     Parameters
     ----------
     c : array ``(K >= 2, n >= 2)``
-        Row ``k``: draws of window ``k``, whose law is the unbiased one times ``exp(-kappa/2 (c - c_k)^2)``.
+        Row ``k``: draws of window ``k``, whose law is the unbiased one times ``exp(-spring/2 (c - c_k)^2)``.
     centres : array ``(K,)``
         The ``c_k``, strictly increasing.
-    kappa : float > 0
+    spring : float > 0
         The spring constant of every window (nats per unit ``c`` squared).
     c_div : float
         The dividing value; draws must lie on both sides of it.
@@ -76,25 +76,25 @@ def windows_log_odds(c: npt.ArrayLike, centres: npt.ArrayLike, kappa: float, c_d
     centres = as_real_array("centres", centres)
     if centres.shape != c.shape[:1] or not np.isfinite(centres).all() or (np.diff(centres) <= 0).any():
         raise ValueError(f"centres must hold {c.shape[0]} finite, strictly increasing window centres, got {centres}")
-    kappa = check_positive("kappa", kappa)
+    spring = check_positive("spring", spring)
     c_div = float(as_real_array("c_div", c_div))
     if not (c.min() < c_div <= c.max()):
         raise ValueError(f"c_div must lie inside the range of the draws of c ({c.min():.4g}, {c.max():.4g}], "
                          f"got {c_div}")
-    return _mbar_log_odds(c, centres, kappa, c_div)[0]
+    return _mbar_log_odds(c, centres, spring, c_div)[0]
 
 
 class _BiasedTarget:
-    """The collapsed posterior of chain ``r`` plus ``kappa/2 (c - centre_r)^2``; the bias's gradient by autograd."""
+    """The collapsed posterior of chain ``r`` plus ``spring/2 (c - centre_r)^2``; the bias's gradient by autograd."""
 
-    def __init__(self, C: np.ndarray, spec, centres: np.ndarray, kappa: float) -> None:
+    def __init__(self, C: np.ndarray, spec, centres: np.ndarray, spring: float) -> None:
         self.posterior = CollapsedPosterior(C, spec, len(C))
         self.centres = torch.as_tensor(centres, dtype=torch.float64)
-        self.kappa = kappa
+        self.spring = spring
 
     def bias(self, g: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         c = copy_weight(self.posterior.attention(g, b))
-        return 0.5 * self.kappa * (c - self.centres) ** 2
+        return 0.5 * self.spring * (c - self.centres) ** 2
 
     def energy(self, params: dict) -> torch.Tensor:
         return self.posterior.energy(params) + self.bias(params["g"], params["b"])
@@ -119,7 +119,7 @@ class UmbrellaLogOdds:
         The plug-in ``c*`` at ``P3``, which splits the basins.
     centres : array ``(K,)``
         The windows' centres in ``c``.
-    kappa : float
+    spring : float
         The windows' spring constant.
     data_log_odds : array ``(n_data,)``
         ``ln p_copy / (1 - p_copy)`` of each data set (MBAR over its windows).
@@ -159,7 +159,7 @@ class UmbrellaLogOdds:
     P: int
     c_div: float
     centres: np.ndarray
-    kappa: float
+    spring: float
     data_log_odds: np.ndarray
     half_log_odds: np.ndarray
     log_odds: float
@@ -203,7 +203,7 @@ def _pooled(data_log_odds: np.ndarray) -> tuple[float, float]:
 
 def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: int, thin: int, seed: int,
                       P: int | None = None, n_windows: int = 24, c_range: tuple[float, float] | None = None,
-                      kappa: float | None = None, gap_step: float = 0.1, direct_steps: int | None = None,
+                      spring: float | None = None, gap_step: float = 0.1, direct_steps: int | None = None,
                       n_draws: int = 8192) -> UmbrellaLogOdds:
     """The log-odds of the copy basin at one ``(L, P)`` by umbrella sampling along ``c``, against the plug-in.
 
@@ -214,7 +214,7 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
     2. ``n_data`` data sets from ``numpy.random.default_rng(seed)`` (the same as ``sample_two_starts([P], ...,
        seed=seed)`` draws). For each, ``n_windows`` windows with centres evenly spaced over ``c_range``
        (default: where the plug-in ``Omega(c)`` at ``P`` is within 10 nats of its minimum) and spring constant
-       ``kappa`` (default ``1 / spacing^2``), each one chain started at the uniform-copy logits of its centre
+       ``spring`` (default ``1 / spacing^2``), each one chain started at the uniform-copy logits of its centre
        and sampled by MALA with the gap move ``gap_step`` (``torch.Generator().manual_seed(seed)``):
        ``n_warmup`` adapting steps, then ``n_steps`` kept every ``thin``-th.
     3. :func:`windows_log_odds` per data set, split at ``c*``; the pooled log-odds, its jackknife error over
@@ -240,8 +240,8 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
         lo_hi = as_real_array("c_range", c_range)
         if lo_hi.shape != (2,) or not (0 < lo_hi[0] < lo_hi[1] < 1):
             raise ValueError(f"c_range must be a pair 0 < c_lo < c_hi < 1, got {c_range!r}")
-    if kappa is not None:
-        kappa = check_positive("kappa", kappa)
+    if spring is not None:
+        spring = check_positive("spring", spring)
     sets = [finite_size_cumulants(L, V, np.random.default_rng(s), n_draws=n_draws, t_step=0.2) for s in (21, 22)]
     spec = sets[0][0]
     row = finite_size_row(spec, sets[0][1], rel_step=1e-3)
@@ -255,12 +255,12 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
         inside = margs[0].c[margs[0].potential <= 10.0]
         lo_hi = np.array([inside[0], inside[-1]])
     centres = np.linspace(lo_hi[0], lo_hi[1], K)
-    kappa = kappa if kappa is not None else float(1 / (centres[1] - centres[0]) ** 2)
+    spring = spring if spring is not None else float(1 / (centres[1] - centres[0]) ** 2)
     data_rng = np.random.default_rng(seed)
     C = np.stack([cooccurrence(copy_task(P, L, V, data_rng)[0]) for _ in range(n_data)])
     C = np.repeat(C, K, axis=0)  # chain = (data set, window)
     all_centres = np.tile(centres, n_data)
-    target = _BiasedTarget(C, spec, all_centres, kappa)
+    target = _BiasedTarget(C, spec, all_centres, spring)
     init = planted_init(np.log((L - 1) * all_centres / (1 - all_centres)), C, spec)
     del init["W"]
     out = langevin(target.energy, init, n_steps, 0.1, torch.Generator().manual_seed(seed), n_warmup=n_warmup,
@@ -268,11 +268,11 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
                    scales={"g": spec.sigma_G, "b": spec.sigma_b}, energy_grad=target.energy_and_grad,
                    direction={"g": planted_logits(1.0, L)}, direction_step=gap_step)
     c = out.samples["c"].reshape(n_data, K, -1)
-    fits = [_mbar_log_odds(c[d], centres, kappa, c_div) for d in range(n_data)]
+    fits = [_mbar_log_odds(c[d], centres, spring, c_div) for d in range(n_data)]
     data_lo = np.array([f[0] for f in fits])
     halves = c[:, :, : 2 * (c.shape[2] // 2)].reshape(n_data, K, 2, -1)  # each chain's halves as two chains
     rhat = np.array([[split_rhat(halves[d, k]) for k in range(K)] for d in range(n_data)]).max(0)
-    half_lo = np.array([[_mbar_log_odds(halves[d, :, h], centres, kappa, c_div)[0] for h in (0, 1)]
+    half_lo = np.array([[_mbar_log_odds(halves[d, :, h], centres, spring, c_div)[0] for h in (0, 1)]
                         for d in range(n_data)])
     ess = np.array([[effective_sample_size(c[d, k][None]) for k in range(K)] for d in range(n_data)]).min(0)
     lo, lo_err = _pooled(data_lo)
@@ -289,7 +289,7 @@ def umbrella_log_odds(L: int, V: int, n_data: int, n_steps: int, *, n_warmup: in
                      paired_err=float(diff.std(ddof=1) / math.sqrt(n_data)),
                      direct_crossings=int(np.abs(np.diff(above, axis=-1)).sum(-1).min()))
     return UmbrellaLogOdds(
-        L=L, V=V, P=P, c_div=c_div, centres=centres, kappa=kappa, data_log_odds=data_lo, half_log_odds=half_lo, log_odds=lo,
+        L=L, V=V, P=P, c_div=c_div, centres=centres, spring=spring, data_log_odds=data_lo, half_log_odds=half_lo, log_odds=lo,
         log_odds_err=lo_err, plugin_log_odds=plugin[0], plugin_err=abs(plugin[0] - plugin[1]),
         z=float((lo - plugin[0]) / math.hypot(lo_err, plugin[0] - plugin[1])), plugin_P3=float(row.P3),
         sharpness=sharp, P3=P3, P3_err=P3 * lo_err / sharp, rhat=rhat, ess=ess, overlap=min(f[1] for f in fits),

@@ -16,11 +16,11 @@ def _double_well(c):
     return 8.0 * ((c - 0.5) ** 2 / 0.0625 - 1) ** 2 - 1.5 * c
 
 
-def _window_draws(U, centres, kappa, n, rng, grid=np.linspace(0.0, 1.0, 200_001)):
-    """Exact independent draws of each window's law ``exp(-U(c) - kappa/2 (c - c_k)^2)`` (inverse CDF on a grid)."""
+def _window_draws(U, centres, spring, n, rng, grid=np.linspace(0.0, 1.0, 200_001)):
+    """Exact independent draws of each window's law ``exp(-U(c) - spring/2 (c - c_k)^2)`` (inverse CDF on a grid)."""
     out = []
     for ck in centres:
-        log_p = -U(grid) - 0.5 * kappa * (grid - ck) ** 2
+        log_p = -U(grid) - 0.5 * spring * (grid - ck) ** 2
         cdf = np.cumsum(np.exp(log_p - log_p.max()))
         out.append(np.interp(rng.random(n), cdf / cdf[-1], grid))
     return np.array(out)
@@ -33,23 +33,23 @@ def _exact_log_odds(U, c_div, grid=np.linspace(0.0, 1.0, 200_001)):
 
 def _double_well_windows(seed):
     centres = np.linspace(0.1, 0.9, 21)
-    kappa = 1 / (centres[1] - centres[0]) ** 2
-    return _window_draws(_double_well, centres, kappa, 3000, np.random.default_rng(seed)), centres, kappa
+    spring = 1 / (centres[1] - centres[0]) ** 2
+    return _window_draws(_double_well, centres, spring, 3000, np.random.default_rng(seed)), centres, spring
 
 
 def test_windows_recover_the_log_odds_of_a_double_well_behind_an_8_nat_barrier():
-    c, centres, kappa = _double_well_windows(5)
+    c, centres, spring = _double_well_windows(5)
     exact = _exact_log_odds(_double_well, 0.5)
     assert abs(exact) > 0.5  # the tilt makes the basins unequal: a sign error in the bias would show
-    assert su.windows_log_odds(c, centres, kappa, 0.5) == pytest.approx(exact, abs=0.08)
+    assert su.windows_log_odds(c, centres, spring, 0.5) == pytest.approx(exact, abs=0.08)
     # a single unbiased chain would not see the far basin: the windows are what make the estimate possible
-    assert su.windows_log_odds(c, centres, kappa, 0.3) == pytest.approx(_exact_log_odds(_double_well, 0.3), abs=0.08)
+    assert su.windows_log_odds(c, centres, spring, 0.3) == pytest.approx(_exact_log_odds(_double_well, 0.3), abs=0.08)
 
 
 def test_windows_log_odds_is_wrong_if_the_windows_are_read_with_the_wrong_spring():
-    c, centres, kappa = _double_well_windows(6)
+    c, centres, spring = _double_well_windows(6)
     exact = _exact_log_odds(_double_well, 0.5)
-    assert abs(su.windows_log_odds(c, centres, 0.5 * kappa, 0.5) - exact) > 0.3
+    assert abs(su.windows_log_odds(c, centres, 0.5 * spring, 0.5) - exact) > 0.3
 
 
 def test_biased_target_gradient_matches_autograd():
@@ -101,7 +101,7 @@ def test_umbrella_result_is_consistent(tiny):
 
 @pytest.mark.parametrize("bad", [
     dict(L=2), dict(V=1), dict(n_data=1), dict(n_steps=3), dict(thin=0), dict(n_warmup=-1), dict(n_windows=1),
-    dict(kappa=-1.0), dict(gap_step=0.0), dict(direct_steps=0), dict(P=0), dict(c_range=(0.3, 0.1)),
+    dict(spring=-1.0), dict(gap_step=0.0), dict(direct_steps=0), dict(P=0), dict(c_range=(0.3, 0.1)),
     dict(c_range=(0.0, 0.5)), dict(seed=-1)])
 def test_umbrella_log_odds_names_a_bad_argument(bad):
     args = dict(L=24, V=4, n_data=2, n_steps=40, n_warmup=0, thin=1, seed=0)
@@ -113,10 +113,10 @@ def test_umbrella_log_odds_names_a_bad_argument(bad):
 
 @pytest.mark.parametrize("bad,name", [
     (dict(c=np.ones((1, 5))), "c"), (dict(c=np.full((2, 5), np.nan)), "c"), (dict(centres=[0.3, 0.2]), "centres"),
-    (dict(centres=[0.1, 0.2, 0.3]), "centres"), (dict(kappa=0.0), "kappa"), (dict(c_div=0.9), "c_div")])
+    (dict(centres=[0.1, 0.2, 0.3]), "centres"), (dict(spring=0.0), "spring"), (dict(c_div=0.9), "c_div")])
 def test_windows_log_odds_names_a_bad_argument(bad, name):
     rng = np.random.default_rng(0)
-    args = dict(c=rng.uniform(0.1, 0.4, (2, 5)), centres=[0.2, 0.3], kappa=100.0, c_div=0.25)
+    args = dict(c=rng.uniform(0.1, 0.4, (2, 5)), centres=[0.2, 0.3], spring=100.0, c_div=0.25)
     args.update(bad)
     with pytest.raises((ValueError, TypeError), match=rf"\b{name}\b"):
         su.windows_log_odds(**args)
