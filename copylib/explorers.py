@@ -206,12 +206,12 @@ def marginal_figure(marginal: softmax_marginal.CopyWeightMarginal, P_line: npt.A
     ax.set_xlabel("copy weight $c$")
     ax.set_ylabel(r"$\Omega(c) = -\ln p(c)$ + const (nats)")
     ax.set_title(f"plug-in posterior of the copy weight, P = {marginal.P:.4g}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=8, loc="upper right")
     bx.plot(P_line, mean_line, "k-", label="posterior mean of $c$")
     bx.axvline(marginal.P, color="r", lw=1, label="current $P$")
     bx.set_xlabel("number of training sequences $P$")
     bx.set_ylabel("copy weight $c$")
-    bx.legend(fontsize=7)
+    bx.legend(fontsize=8)
     return fig
 
 
@@ -293,7 +293,7 @@ def threshold_figure(table: ThresholdTable, L: int, V: int) -> Figure:
     axes[0].set_ylabel("threshold $P$")
     axes[0].set_title(f"against L at V = {V}", fontsize=9)
     axes[1].set_title(f"against V at L = {L}", fontsize=9)
-    axes[1].legend(fontsize=7)
+    axes[1].legend(fontsize=8)
     return fig
 
 
@@ -358,9 +358,9 @@ def induction_figure(A1: npt.ArrayLike, K: npt.ArrayLike, tokens: npt.ArrayLike,
     keys = np.argwhere((tokens[:, None] == np.r_[-1, tokens[:-1]][None, :]) & np.tri(L, dtype=bool))
     axs[2].plot(keys[:, 1], keys[:, 0], "o", mfc="none", mec="r", ms=9, label="induction key")
     # the keys are labelled by their tokens (the sequence), so the axis says so; positions run left to right
-    axs[2].set_xticks(range(L), [str(t) for t in tokens], fontsize=7)
+    axs[2].set_xticks(range(L), [str(t) for t in tokens], fontsize=8)
     axs[2].set_xlabel("token at each key position (the sequence)")
-    axs[2].legend(fontsize=7, loc="upper right")
+    axs[2].legend(fontsize=8, loc="upper right")
     lim = max(np.abs(K).max(), 1e-12)
     im = axs[1].imshow(K, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
     fig.colorbar(im, ax=axs[1], fraction=0.046, pad=0.04, label="K entry")

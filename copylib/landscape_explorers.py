@@ -116,7 +116,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     ax.set_xlabel("pooling weight $m$")
     ax.set_ylabel("copy part $(L-1)\\,q$")
     ax.set_title(f"linear attention, {name} action, L = {L}, V = {V}, P = {P:.4g}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=8, loc="upper right")
     bx.plot(curve.P, curve.coordinates["m"], ".-", ms=3, label="$m$")
     bx.plot(curve.P, (L - 1) * curve.coordinates["q"], ".-", ms=3, label="$(L-1)\\,q$")
     for x, label, style in ((P1, f"$P_1$ ({name}) = {P1:.1f}", ":"),
@@ -134,7 +134,7 @@ def _finish_sweep_panel(bx, P, ylabel, title):
     bx.set_xlabel("number of training sequences $P$")
     bx.set_ylabel(ylabel)
     bx.set_title(title, fontsize=9)
-    bx.legend(fontsize=7)
+    bx.legend(fontsize=8)
 
 
 def _range(P_range) -> tuple:
@@ -232,7 +232,7 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     ax.set_ylabel("$S(\\Delta) - S(0)$ (nats)")
     name = _version_name(version)
     ax.set_title(f"softmax attention, {name} action, L = {L}, V = {V}, P = {P:.4g}", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8)
 
     (Ps, Ds, glob), point = _softmax_sweep(L, V, version, _range(P_range), n_P)
     bx.plot(Ps[glob], Ds[glob], "o", ms=4, color="C0", label="global minimum")

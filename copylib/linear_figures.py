@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from .arguments import check_grid, check_P_values
 from .model.network import ModelSpec, check_spec
-from .plotting import reference_lines
+from .plotting import reference_lines, three_panels
 from .theory import linear as linear_theory
 from .theory.linear_marginal import plugin_posterior_moments
 
@@ -39,7 +39,7 @@ def _grid(name: str, x) -> np.ndarray:
 
 
 def action_grid(spec: ModelSpec, P_values: npt.ArrayLike, versions: Sequence[str], m_grid: npt.ArrayLike,
-                Q_grid: npt.ArrayLike, *, figsize: tuple[float, float] = (9, 8.6)) -> Figure:
+                Q_grid: npt.ArrayLike, *, figsize: tuple[float, float] = (7.2, 7.4)) -> Figure:
     """The reduced action of each version (rows) at each ``P`` (columns) as ``ln(1 + S - min S)``.
 
     Parameters
@@ -119,7 +119,7 @@ def minima_along_P(curves: dict, P1: dict, L: int, V: int) -> Figure:
     for version, ls in zip(curves, ("--", ":", "-.")):
         axes[0].axvline(P1[version], color="0.6", ls=ls, lw=0.8)
     reference_lines(axes[2], L, V)
-    axes[2].legend(fontsize=7)
+    axes[2].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -146,7 +146,7 @@ def posterior_moments(rows: Iterable[tuple[ModelSpec, npt.ArrayLike, GroupSummar
     P_line = _grid("P_line", P_line)
     if P_line[0] <= 0:
         raise ValueError(f"P_line must be > 0, got {P_line!r}")
-    fig, axes = plt.subplots(len(rows), 2, figsize=(9, 3 * len(rows)), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(len(rows), 2, figsize=(7.4, 2.9 * len(rows)), sharex=True, squeeze=False)
     for row, (sp, Ps, summ) in enumerate(rows):
         ann = [plugin_posterior_moments(P, sp) for P in P_line]
         mins = {v: linear_theory.minimum_curve(P_line, sp, v) for v in ("fluct", "mean_field")}
@@ -161,7 +161,7 @@ def posterior_moments(rows: Iterable[tuple[ModelSpec, npt.ArrayLike, GroupSummar
             ax.set_title(f"$L = {sp.L}$, $V = {sp.V}$: {name}", fontsize=9)
     for ax in axes[-1]:
         ax.set_xlabel("$P$")
-    axes[0, 0].legend(fontsize=7)
+    axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -180,7 +180,7 @@ def onset_scan(scan: OnsetScan) -> Figure:
     """
     if not hasattr(scan, "rows") or not hasattr(scan, "f"):
         raise TypeError(f"scan must be an OnsetScan, got {type(scan).__name__}")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.4))
     for (Ls, Vs), r in scan.rows.items():
         axes[0].plot(scan.f, r.m2 / r.m2_star, "o-", ms=3, label=f"$L = {Ls}$, $V = {Vs}$")
         axes[1].plot(scan.f, r.binder, "o-", ms=3, label=f"$L = {Ls}$, $V = {Vs}$")
@@ -192,7 +192,7 @@ def onset_scan(scan: OnsetScan) -> Figure:
         ax.set_xlabel("$P/P_1$")
         ax.set_title(name, fontsize=9)
     axes[1].axhline(2 / 3, color="0.7", lw=0.8)
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -223,7 +223,7 @@ def large_L(rel: npt.ArrayLike, min_share: dict, rel_post: npt.ArrayLike, post_s
     if not hasattr(switch, "switch") or not hasattr(switch, "P2"):
         raise TypeError(f"switch must be a SwitchScan, got {type(switch).__name__}")
     versions = tuple(versions)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    fig, axes = three_panels(7.4, 6.4)
     for (v, Lb), share in min_share.items():
         axes[0].plot(rel, share, "-" if Lb == 32 else "--", color=f"C{versions.index(v)}", label=f"{v}, $L = {Lb}$")
     for Lb, share in post_share.items():
@@ -235,9 +235,8 @@ def large_L(rel: npt.ArrayLike, min_share: dict, rel_post: npt.ArrayLike, post_s
                      (axes[1], "$P/P_2$ (fluct)", "copy share of the posterior means"),
                      (axes[2], "$Q = (L-1)\\,q\\,\\mathrm{sign}\\,m$", "posterior density")):
         ax.set(xlabel=x, ylabel=y)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     axes[0].set_xscale("log")
     axes[1].set_xscale("log")
     axes[2].set_xlim(-0.5, 6)
-    fig.tight_layout()
     return fig

@@ -11,8 +11,23 @@ from .model.losses import constant_predictor_loss, perfect_copy_loss, uniform_po
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-__all__ = ["loss_vs_sample_size", "reference_lines"]
+__all__ = ["loss_vs_sample_size", "reference_lines", "three_panels"]
+
+
+def three_panels(width: float = 7.2, height: float = 5.8) -> tuple[Figure, list[Axes]]:
+    """A figure with three panels, two side by side and the third centred below them.
+
+    Three panels in a row are too wide for the book's column (about 6.7 inches at the
+    100 dpi of the chapters' figures): shrunk to fit, their labels would print at half
+    size. This layout keeps each panel about half the column wide.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axd = plt.subplot_mosaic([["a", "a", "b", "b"], [".", "c", "c", "."]], figsize=(width, height),
+                                  layout="constrained")
+    return fig, [axd["a"], axd["b"], axd["c"]]
 
 
 def reference_lines(ax: Axes, L: int, V: int) -> Axes:
@@ -34,5 +49,5 @@ def loss_vs_sample_size(ax: Axes, P: npt.ArrayLike, losses: Mapping[str, npt.Arr
     ax.set_xscale("log")
     ax.set_xlabel("number of training sequences $P$")
     ax.set_ylabel("test loss per position")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     return ax

@@ -52,3 +52,22 @@ def test_plotting_invalid(data):
                 plotting.loss_vs_sample_size(ax, [1, 2], {"a": [1.0, 0.5]}, **args)
     finally:
         plt.close(fig)
+
+
+@covers(plotting.three_panels)
+@budget(3)
+@given(width=st.floats(4.0, 8.0), height=st.floats(3.0, 7.0))
+def test_three_panels_two_above_one_centred_below(width, height):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plotting.three_panels(width, height)
+    try:
+        assert len(axes) == 3 and tuple(fig.get_size_inches()) == (width, height)
+        fig.canvas.draw()
+        a, b, c = (ax.get_position() for ax in axes)
+        assert a.x1 <= b.x0 and abs(a.y0 - b.y0) < 1e-9, "the first two side by side"
+        assert c.y1 <= min(a.y0, b.y0), "the third below them"
+        centre = (a.x0 + b.x1) / 2
+        assert abs((c.x0 + c.x1) / 2 - centre) < 0.05, "the third centred under the pair"
+    finally:
+        plt.close(fig)

@@ -34,6 +34,7 @@ from ..inference.diagnostics import chain_diagnostics, grouped_rhat
 from ..model.network import ModelSpec, check_spec
 from ..model.statistics import cooccurrence
 from ..model.task import copy_task
+from ..plotting import three_panels
 from ..posterior.evidence import negative_log_evidence
 from ..posterior.order_parameters import plugin_action_of_attention
 from ..theory.plugin_loss import row_stochastic_plugin_loss
@@ -586,7 +587,7 @@ def finite_size_figure(summary: FiniteSizeSummary, saddle_points: Mapping[str, M
     if not hasattr(saddle_points, "items") or not 1 <= len(saddle_points) <= 2:
         raise TypeError(f"saddle_points must map one or two versions to mappings L -> P3, got {saddle_points!r}")
     L_jump, bar, err, win = summary.L, summary.barrier, summary.barrier_err, summary.window
-    fig, axes = plt.subplots(1, 3, figsize=(9.5, 3.6))
+    fig, axes = three_panels(7.2, 6.2)
     axes[0].errorbar(L_jump, bar[:, 0], yerr=err[:, 0], fmt="o-", color="C0", label="above pooling")
     axes[0].errorbar(L_jump, bar[:, 1], yerr=err[:, 1], fmt="s--", color="C1", label="above copying")
     if weak is not None:
@@ -606,5 +607,4 @@ def finite_size_figure(summary: FiniteSizeSummary, saddle_points: Mapping[str, M
         ax.minorticks_off()
         ax.set_xlabel("sequence length $L$")
         ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
     return fig

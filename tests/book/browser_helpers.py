@@ -148,6 +148,24 @@ CUT_OUTPUT_JS = """(slack) => {
 }"""
 
 
+# Figures the column shows smaller than drawn: their text shrinks with them. The chapters draw text at 8 pt
+# or more (legends; tick labels 10 pt) at 100 dpi, so at this scale or above no text of a figure is smaller
+# than 8 * 100 / 72 * 0.8 = 8.9 CSS pixels, against the 16 of the prose.
+MIN_FIGURE_SCALE = 0.8
+
+# Visible images of the article drawn wider than they are shown: [figure id or alt text, drawn width, shown width].
+SHRUNK_FIGURES_JS = """(minScale) => {
+  const out = [];
+  for (const img of document.querySelectorAll('article img')) {
+    if (!img.checkVisibility() || !img.naturalWidth) continue;
+    const shown = img.getBoundingClientRect().width;
+    if (shown < minScale * img.naturalWidth) {
+      const fig = img.closest('figure');
+      out.push([(fig && fig.id) || img.alt.slice(0, 60), img.naturalWidth, Math.round(shown)]);
+    }
+  }
+  return out;
+}"""
 
 def site_pages(html: Path) -> list[Path]:
     """The pages of the site: every ``.html`` but the generated index, search and module index and
@@ -171,6 +189,7 @@ class RenderedPage:
     too_wide: list  # display equations wider than their room: [TeX, formula width, container width, column]
     visible_text: str = field(repr=False)  # the text a reader sees, outside code and typeset formulas
     cut_outputs: list  # cell outputs and code behind a scrollbar: [first 80 characters, width, room]
+    shrunk_figures: list  # images shown below MIN_FIGURE_SCALE of their drawn width: [id or alt, drawn, shown]
     refused: list  # requests to other hosts (refused)
     failed: list  # responses of the site with an error status: "404 /path"
     errors: list  # script errors while the page loaded and settled (:func:`collect_errors`)
@@ -195,6 +214,7 @@ def render_pages(browser, base: str, html: Path) -> dict[str, RenderedPage]:
             _settle(page, widgets=WIDGET_STATE in (html / rel).read_text(encoding="utf-8"))
             seen[rel] = RenderedPage(page.content(), page.evaluate(TOO_WIDE_JS, SLACK_PX),
                                      page.evaluate(VISIBLE_TEXT_JS), page.evaluate(CUT_OUTPUT_JS, SLACK_PX),
+                                     page.evaluate(SHRUNK_FIGURES_JS, MIN_FIGURE_SCALE),
                                      refused, failed, list(errors))
             page.close()
     return seen

@@ -15,7 +15,9 @@ this test and ``test_site.py`` (the fixture ``rendered_pages``,
   (``RAW_TEX``). Pages without MathJax (the bibliography) are checked too;
 * the site search shows no TeX either (issue 37, item 10): its snippets are cut from the text
   of the linked page and its section titles come from the index, both passed through
-  ``_static/search-snippets.js`` (formulas as plain text: "P₃ ∼ L ln² L").
+  ``_static/search-snippets.js`` (formulas as plain text: "P₃ ∼ L ln² L");
+* no figure is shown below 80 % of the width it was drawn at (``MIN_FIGURE_SCALE``): a wider one
+  shrinks to the column, and its labels with it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser_helpers import NEEDS_CHROMIUM, VIEWPORT, open_offline
+from browser_helpers import MIN_FIGURE_SCALE, NEEDS_CHROMIUM, VIEWPORT, open_offline
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -66,6 +68,14 @@ def test_no_cell_output_is_cut(rendered_pages):
     offenders = [f"{rel}: {text!r} ({width} px in {room} px)"
                  for rel, page in rendered_pages.items() for text, width, room in page.cut_outputs]
     assert not offenders, f"{len(offenders)} cell outputs wider than the column:\n" + "\n".join(offenders)
+
+
+def test_no_figure_is_shrunk_to_fit(rendered_pages):
+    """Every figure is drawn about as wide as the column shows it, so its labels keep their size."""
+    offenders = [f"{rel}: {name!r} drawn {drawn} px wide, shown at {shown} px"
+                 for rel, page in rendered_pages.items() for name, drawn, shown in page.shrunk_figures]
+    assert not offenders, (f"{len(offenders)} figures shown below {MIN_FIGURE_SCALE:.0%} of their width at "
+                           f"{VIEWPORT['width']} px (draw them narrower):\n" + "\n".join(offenders))
 
 
 @pytest.mark.parametrize("text, raw", [
