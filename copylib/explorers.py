@@ -140,7 +140,7 @@ def training_figure(sweeps: dict, kind: str, P: float) -> Figure:
     if hits.size == 0:
         raise ValueError(f"P must be one of the sample sizes of the {kind} sweep {P_k.tolist()}, got {P}")
     i = int(hits[0])
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [1, 1.15]}, layout="tight")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.6, 3.6), gridspec_kw={"width_ratios": [1, 1.15]}, layout="tight")
     _draw_attention(fig, ax, A_k[i], f"{kind} attention, P = {P:.4g}")
     for name, (P_n, _, loss) in data.items():
         bx.plot(P_n, loss, "o-", lw=2.5 if name == kind else 1, ms=4, label=f"{name} attention")
@@ -194,7 +194,7 @@ def marginal_figure(marginal: softmax_marginal.CopyWeightMarginal, P_line: npt.A
     Omega_max = check_positive("Omega_max", Omega_max)
     branches = softmax_marginal.marginal_branches(marginal)
     Omega = marginal.potential
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8), layout="tight")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.6, 3.3), layout="tight")
     ax.plot(marginal.c, Omega, "k-", lw=1.5)
     ax.plot(branches.minima, np.interp(branches.minima, marginal.c, Omega), "r*", ms=12, label="local minima")
     if branches.n_minima >= 2:
@@ -278,12 +278,12 @@ def threshold_figure(table: ThresholdTable, L: int, V: int) -> Figure:
     V = check_int("V", V, 2)
     if not np.any((Lt == L) & (Vt == V)):
         raise ValueError(f"(L, V) must be a pair of the table, got ({L}, {V})")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="tight")
+    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.6), sharey=True, layout="constrained")
     for ax, sel, x, now, name in ((axes[0], Vt == V, Lt, L, "L"), (axes[1], Lt == L, Vt, V, "V")):
         order = np.argsort(x[sel])
         for key, label, color, style in _THRESHOLD_LINES:
             ax.plot(x[sel][order], np.asarray(table.values[key])[sel][order], style, color=color, ms=4, label=label)
-        ax.axvline(now, color="r", lw=1, label=f"current {name}")
+        ax.axvline(now, color="r", lw=1, label="current L or V")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ticks = sorted(set(x[sel].tolist()))
@@ -293,7 +293,8 @@ def threshold_figure(table: ThresholdTable, L: int, V: int) -> Figure:
     axes[0].set_ylabel("threshold $P$")
     axes[0].set_title(f"against L at V = {V}", fontsize=9)
     axes[1].set_title(f"against V at L = {L}", fontsize=9)
-    axes[1].legend(fontsize=8)
+    # below the panels: inside, the legend covers a line at some (L, V) of the grid
+    fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize=8, frameon=False)
     return fig
 
 
@@ -313,7 +314,7 @@ def threshold_explorer(table: ThresholdTable, default: tuple | None = None) -> i
     def draw(L, V):
         if np.any((Lt == L) & (Vt == V)):
             return threshold_figure(table, L, V)
-        fig, ax = plt.subplots(figsize=(10, 3.8))
+        fig, ax = plt.subplots(figsize=(7.6, 3.6))  # the size of threshold_figure
         ax.text(0.5, 0.5, f"no thresholds at L = {L}, V = {V}: the table has V < L only",
                 ha="center", va="center")
         ax.set_axis_off()
@@ -343,10 +344,10 @@ def induction_figure(A1: npt.ArrayLike, K: npt.ArrayLike, tokens: npt.ArrayLike,
         raise ValueError(f"need A1, A2 (L, L), tokens (L,) and K (V, V); got {A1.shape}, {A2.shape}, "
                          f"{tokens.shape}, {K.shape}")
     P = check_positive("P", P)
-    fig, axs = plt.subplots(1, 3, figsize=(11, 3.6), layout="tight")
+    fig, axs = plt.subplots(1, 3, figsize=(9.0, 3.5), layout="tight")
     c1 = float(np.diagonal(A1, -1).mean())
-    for ax, M, name in ((axs[0], A1, f"layer 1: positional head, copy weight {c1:.2f}"),
-                        (axs[2], A2, "layer 2 on the sequence below the axis")):
+    for ax, M, name in ((axs[0], A1, f"layer 1 (positional head)\ncopy weight {c1:.2f}"),
+                        (axs[2], A2, "layer 2 on the sequence\nbelow the axis")):
         im = ax.imshow(M, cmap="viridis", vmin=_ATTENTION_SCALE[0], vmax=_ATTENTION_SCALE[1],
                        interpolation="nearest")
         ax.set_xlabel("key position")
@@ -354,19 +355,19 @@ def induction_figure(A1: npt.ArrayLike, K: npt.ArrayLike, tokens: npt.ArrayLike,
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(name, fontsize=9)
-    fig.colorbar(im, ax=axs[2], fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
+    fig.colorbar(im, ax=axs[2], fraction=0.046, pad=0.04, label="attention weight (0 to 1)")
     keys = np.argwhere((tokens[:, None] == np.r_[-1, tokens[:-1]][None, :]) & np.tri(L, dtype=bool))
     axs[2].plot(keys[:, 1], keys[:, 0], "o", mfc="none", mec="r", ms=9, label="induction key")
     # the keys are labelled by their tokens (the sequence), so the axis says so; positions run left to right
     axs[2].set_xticks(range(L), [str(t) for t in tokens], fontsize=8)
-    axs[2].set_xlabel("token at each key position (the sequence)")
+    axs[2].set_xlabel("token at each key position")
     axs[2].legend(fontsize=8, loc="upper right")
     lim = max(np.abs(K).max(), 1e-12)
     im = axs[1].imshow(K, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
     fig.colorbar(im, ax=axs[1], fraction=0.046, pad=0.04, label="K entry")
     axs[1].set_xlabel("key token")
     axs[1].set_ylabel("query token")
-    axs[1].set_title(f"layer 2: key matrix K (diagonal mean {np.diag(K).mean():.2f})", fontsize=9)
+    axs[1].set_title(f"layer 2: key matrix K\ndiagonal mean {np.diag(K).mean():.2f}", fontsize=9)
     fig.suptitle(f"{title} P = {P:.4g}", fontsize=10)
     return fig
 

@@ -106,7 +106,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     curve = _linear_sweep(L, V, version, P_range, n_P)
     name = _version_name(version)
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4), layout="tight")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.6, 3.4), layout="tight")
     cs = ax.contourf(M, Qc, np.log1p(S - S.min()), levels=20, cmap="viridis")
     fig.colorbar(cs, ax=ax, label=r"$\log(1 + S - \min S)$")
     if others:
@@ -221,7 +221,7 @@ def softmax_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | N
     S = softmax_theory.reduced_action(D, P, spec, version=version)
     S0 = S[0]
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4), layout="tight")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.6, 3.4), layout="tight")
     ax.plot(D, S - S0, "k-", lw=1.5)
     for i, (d, f) in enumerate(zip(minima, F_min)):
         is_global = i == int(np.argmin(F_min))

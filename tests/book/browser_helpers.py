@@ -149,8 +149,9 @@ CUT_OUTPUT_JS = """(slack) => {
 
 
 # Figures the column shows smaller than drawn: their text shrinks with them. The chapters draw text at 8 pt
-# or more (legends; tick labels 10 pt) at 100 dpi, so at this scale or above no text of a figure is smaller
-# than 8 * 100 / 72 * 0.8 = 8.9 CSS pixels, against the 16 of the prose.
+# or more (legends; tick labels 10 pt), figures at 100 dpi and explorer frames at 90, so at this scale or
+# above no text of a figure is smaller than 8 * 90 / 72 * 0.8 = 8 CSS pixels (tick labels 10), against the
+# 16 of the prose.
 MIN_FIGURE_SCALE = 0.8
 
 # Visible images of the article drawn wider than they are shown: [figure id or alt text, drawn width, shown width].

@@ -1,7 +1,7 @@
 """Figure text is drawn at 8 pt or more, in the chapters and in copylib's figures.
 
-With figures shown at 80 % of their drawn width or more (``test_math_browser``), that keeps every
-label of a figure at 8.9 CSS pixels or more. Read from the source: an explicit ``fontsize`` below 8
+With figures shown at 80 % of their drawn width or more (``test_math_browser``), drawn at 100 dpi
+(explorer frames at 90), that keeps every label of a figure at 8 CSS pixels or more. Read from the source: an explicit ``fontsize`` below 8
 names its file and line.
 """
 
