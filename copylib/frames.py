@@ -39,7 +39,7 @@ __all__ = ["Axis", "axis", "frame_explorer", "live_only", "png_frame", "sample_s
 
 # The explorers' figures are about 7.6 inches wide: at 90 dpi a frame is about as wide as the book's
 # column (684 px at 1280 px), so it is shown near its drawn size and 8 pt text prints at 10 px.
-FRAME_DPI = 90
+_FRAME_DPI = 90
 
 #: CSS classes the website's style sheet (``_static/copyhead.css``) and the browser test use.
 _EXPLORER_CLASS = "copyhead-explorer"
@@ -106,7 +106,7 @@ def _frame_label(axes: Sequence[Axis], index: tuple) -> str:
     return ", ".join(f"{a.shown_name} = {a.labels[i]}" for a, i in zip(axes, index))
 
 
-def png_frame(fig: Figure, dpi: int = FRAME_DPI, colors: int = 64) -> bytes:
+def png_frame(fig: Figure, dpi: int = _FRAME_DPI, colors: int = 64) -> bytes:
     """``fig`` as a palette PNG of at most ``colors`` colours (a few kB); closes ``fig``.
 
     The figure is rendered by Agg at ``dpi`` (the pixels ``savefig`` would write) and its RGB
@@ -117,7 +117,7 @@ def png_frame(fig: Figure, dpi: int = FRAME_DPI, colors: int = 64) -> bytes:
     return _draw_frame(fig, dpi, colors)[0]
 
 
-def _draw_frame(fig: Figure, dpi: int = FRAME_DPI, colors: int = 64,
+def _draw_frame(fig: Figure, dpi: int = _FRAME_DPI, colors: int = 64,
                 boxes: Sequence[tuple] | None = None) -> tuple[bytes, list[tuple]]:
     """``(png_frame of fig, the axes boxes it was drawn with)``.
 
@@ -192,7 +192,7 @@ def _frame_canvas_class():
     return FrameCanvas
 
 
-def _render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = FRAME_DPI) -> dict:
+def _render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = _FRAME_DPI) -> dict:
     """``{grid index: PNG bytes}`` with ``draw(**{axis.name: value})`` at every point of the grid.
 
     ``draw`` returns a matplotlib Figure, which is rendered and closed. The first frame is laid
@@ -209,7 +209,7 @@ def _render_frames(axes: Sequence[Axis], draw: Callable, dpi: int = FRAME_DPI) -
     return frames
 
 
-def frame_explorer(axes: Sequence[Axis], draw: Callable[..., Figure], dpi: int = FRAME_DPI,
+def frame_explorer(axes: Sequence[Axis], draw: Callable[..., Figure], dpi: int = _FRAME_DPI,
                    title: str = "") -> ipywidgets.VBox:
     """A widget showing ``_render_frames`` of ``draw``, one control per axis, linked in the browser."""
     axes = _checked_axes(axes)
