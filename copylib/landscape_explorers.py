@@ -120,7 +120,7 @@ def linear_landscape_figure(P: float, L: int = 32, V: int = 4, version: str | No
     bx.plot(curve.P, curve.coordinates["m"], ".-", ms=3, label="$m$")
     bx.plot(curve.P, (L - 1) * curve.coordinates["q"], ".-", ms=3, label="$(L-1)\\,q$")
     for x, label, style in ((P1, f"$P_1$ ({name}) = {P1:.1f}", ":"),
-                            (P2, f"$P_2$ ({name}, copy share 1/2) = {P2:.0f}", "--")):
+                            (P2, f"$P_2$ ({name}) = {P2:.0f}", "--")):
         if P_range[0] <= x <= P_range[1]:
             bx.axvline(x, color="0.4", ls=style, lw=1, label=label)
     _finish_sweep_panel(bx, P, "at the global minimum", f"global minimum of the {name} action along $P$")

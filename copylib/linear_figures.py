@@ -180,7 +180,7 @@ def onset_scan(scan: OnsetScan) -> Figure:
     """
     if not hasattr(scan, "rows") or not hasattr(scan, "f"):
         raise TypeError(f"scan must be an OnsetScan, got {type(scan).__name__}")
-    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.9))
     for (Ls, Vs), r in scan.rows.items():
         axes[0].plot(scan.f, r.m2 / r.m2_star, "o-", ms=3, label=f"$L = {Ls}$, $V = {Vs}$")
         axes[1].plot(scan.f, r.binder, "o-", ms=3, label=f"$L = {Ls}$, $V = {Vs}$")
@@ -192,8 +192,10 @@ def onset_scan(scan: OnsetScan) -> Figure:
         ax.set_xlabel("$P/P_1$")
         ax.set_title(name, fontsize=9)
     axes[1].axhline(2 / 3, color="0.7", lw=0.8)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    axes[1].set_ylim(top=max(0.7, axes[1].get_ylim()[1]))  # the 2/3 of two sharp peaks stays in view
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    # below the panels: inside, seven entries cover the curves
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8, frameon=False)
     return fig
 
 
@@ -235,7 +237,8 @@ def large_L(rel: npt.ArrayLike, min_share: dict, rel_post: npt.ArrayLike, post_s
                      (axes[1], "$P/P_2$ (fluct)", "copy share of the posterior means"),
                      (axes[2], "$Q = (L-1)\\,q\\,\\mathrm{sign}\\,m$", "posterior density")):
         ax.set(xlabel=x, ylabel=y)
-        ax.legend(fontsize=8)
+        # the densities' left flank is empty; their right end holds the tallest peak
+        ax.legend(fontsize=8, loc="upper left" if ax is axes[2] else "best")
     axes[0].set_xscale("log")
     axes[1].set_xscale("log")
     axes[2].set_xlim(-0.5, 6)

@@ -66,7 +66,7 @@ def test_linear_figure_marks_the_thresholds_the_chapter_defines_and_names_the_ve
     P2 = linear_theory.p2_numerical(spec, version, rtol=1e-4)
     fig = lx.linear_landscape_figure(200.0, 32, 4, version, n_grid=11, n_P=8)
     legend = _legend(fig.axes[1])
-    assert f"$P_2$ ({name}, copy share 1/2) = {P2:.0f}" in legend
+    assert f"$P_2$ ({name}) = {P2:.0f}" in legend
     assert f"$P_1$ ({name}) = {P1:.1f}" in legend
     assert f"{name} action" in fig.axes[0].get_title() and f"{name} action" in fig.axes[1].get_title()
     if version == "mean_field":

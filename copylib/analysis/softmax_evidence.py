@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+from matplotlib.ticker import LogLocator
 
 from ..arguments import as_real_array, check_generator, check_instance, check_int
 from ..inference.diagnostics import chain_diagnostics, grouped_rhat
@@ -602,6 +603,7 @@ def finite_size_figure(summary: FiniteSizeSummary, saddle_points: Mapping[str, M
         axes[2].plot(sizes, [P3_of[n] for n in sizes], "--", color=color, label=v.replace("_", " "))
     axes[2].set(xscale="log", yscale="log", ylabel="$P_3$")
     axes[2].set_xticks(sizes[::2], [str(n) for n in sizes[::2]])
+    axes[2].yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))  # P3 spans less than a decade: ticks at 1-2-5
     axes[2].yaxis.set_major_formatter(plt.FuncFormatter(lambda y, _: f"{y:g}"))
     for ax in axes:
         ax.minorticks_off()
