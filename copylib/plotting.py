@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy.typing as npt
 
+from .arguments import check_positive
 from .model.losses import constant_predictor_loss, perfect_copy_loss, uniform_pooling_loss
 
 if TYPE_CHECKING:
@@ -21,9 +22,12 @@ def three_panels(width: float = 7.2, height: float = 5.8) -> tuple[Figure, list[
 
     Three panels in a row are too wide for the book's column (about 6.7 inches at the
     100 dpi of the chapters' figures): shrunk to fit, their labels would print at half
-    size. This layout keeps each panel about half the column wide.
+    size. This layout keeps each panel about half the column wide. ``width`` and ``height`` are the
+    figure's size in inches (finite, > 0).
     """
     import matplotlib.pyplot as plt
+
+    width, height = check_positive("width", width), check_positive("height", height)
 
     fig, axd = plt.subplot_mosaic([["a", "a", "b", "b"], [".", "c", "c", "."]], figsize=(width, height),
                                   layout="constrained")

@@ -6,6 +6,8 @@ or TypeError naming the parameter.
 
 from __future__ import annotations
 
+import math
+
 import matplotlib
 import numpy as np
 from hypothesis import given
@@ -71,3 +73,14 @@ def test_three_panels_two_above_one_centred_below(width, height):
         assert abs((c.x0 + c.x1) / 2 - centre) < 0.05, "the third centred under the pair"
     finally:
         plt.close(fig)
+
+
+@covers(plotting.three_panels)
+@budget(10)
+@given(data=st.data())
+def test_three_panels_invalid_size(data):
+    name = data.draw(st.sampled_from(["width", "height"]))
+    args = {"width": 6.0, "height": 4.0}
+    args[name] = data.draw(st.sampled_from([0.0, -1.0, math.inf, math.nan]))
+    with raises_naming(name):
+        plotting.three_panels(**args)
