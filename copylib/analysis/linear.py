@@ -360,11 +360,11 @@ class MapAgreement:
     ratio_without_shift: np.ndarray
 
     def table(self, P_values: npt.ArrayLike) -> pd.DataFrame:
-        """MAP, Adam and the two ratios of each observable, one row per ``P``."""
-        cols = {f"{name}: {what}": x[i] for i, name in enumerate(_MAP_OBSERVABLES)
-                for what, x in (("MAP", self.theory), ("Adam", self.mean), ("ratio", self.ratio),
-                                ("ratio without shift", self.ratio_without_shift))}
-        return pd.DataFrame(cols, index=pd.Index(list(P_values), name="P"))
+        """MAP, Adam and the two ratios, one row per observable and ``P`` (four columns: it fits a page)."""
+        cols = {what: x.ravel() for what, x in (("MAP", self.theory), ("Adam", self.mean), ("ratio", self.ratio),
+                                                ("ratio without shift", self.ratio_without_shift))}
+        index = pd.MultiIndex.from_product([list(_MAP_OBSERVABLES), list(P_values)], names=["observable", "P"])
+        return pd.DataFrame(cols, index=index)
 
 
 def map_agreement(P_values: npt.ArrayLike, spec: ModelSpec, observed: npt.ArrayLike, theory: npt.ArrayLike, *,

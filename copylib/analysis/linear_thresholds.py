@@ -371,7 +371,7 @@ class SwitchScan(_RowPerKey):
                         "marginal at P/P2(fluct)": sw.marginal.P / P2f, "modes Q": np.round(sw.marginal.modes, 2),
                         "barrier (nats)": sw.marginal.barrier, "ln(w_copy / w_pool)": sw.marginal.log_weight_ratio,
                         "marginals computed": sw.n_eval}
-        return pd.DataFrame(rows).T
+        return pd.DataFrame.from_dict(rows, orient="index")  # each column keeps its type
 
 
 def posterior_switch_scan(L_values: Sequence[int], V: int, *, known_P2: Mapping[int, float] | None = None,

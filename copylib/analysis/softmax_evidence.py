@@ -78,7 +78,7 @@ def finite_size_frame(rows: Mapping[int, tuple[FiniteSizeRow, FiniteSizeRow]],
     -------
     pandas.DataFrame
         Indexed by ``L``: ``two minima`` (both sets), ``P3`` (set A; ``nan`` without a
-        first-order point), ``window`` (the coexistence window of set A, ``lower-upper``,
+        first-order point), ``window`` (the coexistence window of set A, ``lower – upper``,
         or empty), ``barrier pool``, ``barrier copy`` (nats, at ``P3``), ``error``,
         ``window / P3``, ``sharpness`` and the saddle-point columns.
     """
@@ -93,7 +93,7 @@ def finite_size_frame(rows: Mapping[int, tuple[FiniteSizeRow, FiniteSizeRow]],
         rec = {"L": int(n_pos), "two minima": "yes" if a.two_minima and b.two_minima else
                ("one set" if a.two_minima or b.two_minima else "no"),
                "P3": a.P3,
-               "window": f"{a.P_lower:.1f}-{a.P_upper:.1f}" if a.two_minima else "",
+               "window": f"{a.P_lower:.1f} – {a.P_upper:.1f}" if a.two_minima else "",  # breaks at a space
                "barrier pool": a.barrier_height[0], "barrier copy": a.barrier_height[1],
                **({"error": float(errors.get(n_pos, math.nan))} if errors else {}),
                "window / P3": a.window if math.isfinite(a.P3) else math.nan,

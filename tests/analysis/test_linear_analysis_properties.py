@@ -232,7 +232,8 @@ def test_map_agreement_valid(n_sets, seed, level, P_shift):
     np.testing.assert_allclose(r.tol - r.shift, [x.tol for x in ref], rtol=1e-9)
     assert np.all(lx.map_agreement(P, spec, obs, th, level=level / 2, P_shift=P_shift).tol >= r.tol)
     table = r.table(P)
-    assert table.shape == (2, 12) and list(table.index) == P
+    assert table.shape == (6, 4) and list(table.index.get_level_values("P")) == P * 3
+    assert table.loc[("q", 20.0), "Adam"] == r.mean[1, 1] and table.loc[("loss", 2.0), "ratio"] == r.ratio[2, 0]
 
 
 @covers(lx.map_agreement)

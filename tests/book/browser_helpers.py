@@ -148,6 +148,24 @@ CUT_OUTPUT_JS = """(slack) => {
 }"""
 
 
+# Tables wider than the article's column, which the reader then scrolls sideways (a DataFrame's output box
+# scrolls; a Markdown table overflows): [section id, table width, column width, start of the table's text].
+WIDE_TABLES_JS = """(slack) => {
+  const out = [];
+  const article = document.querySelector('article'), style = getComputedStyle(article);
+  const column = article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  for (const t of document.querySelectorAll('article table')) {
+    if (!t.checkVisibility()) continue;
+    const width = t.getBoundingClientRect().width;
+    if (width > column + slack) {
+      const sec = t.closest('section');
+      out.push([(sec && sec.id) || '', Math.round(width), column, t.innerText.slice(0, 60).replace(/\\s+/g, ' ')]);
+    }
+  }
+  return out;
+}"""
+
+
 # Figures the column shows smaller than drawn: their text shrinks with them. The chapters draw text at 8 pt
 # or more (legends; tick labels 10 pt), figures at 100 dpi and explorer frames at 90, so at this scale or
 # above no text of a figure is smaller than 8 * 90 / 72 * 0.8 = 8 CSS pixels (tick labels 10), against the
@@ -191,6 +209,7 @@ class RenderedPage:
     visible_text: str = field(repr=False)  # the text a reader sees, outside code and typeset formulas
     cut_outputs: list  # cell outputs and code behind a scrollbar: [first 80 characters, width, room]
     shrunk_figures: list  # images shown below MIN_FIGURE_SCALE of their drawn width: [id or alt, drawn, shown]
+    wide_tables: list  # tables wider than the column: [section id, width, column, first characters]
     refused: list  # requests to other hosts (refused)
     failed: list  # responses of the site with an error status: "404 /path"
     errors: list  # script errors while the page loaded and settled (:func:`collect_errors`)
@@ -216,6 +235,7 @@ def render_pages(browser, base: str, html: Path) -> dict[str, RenderedPage]:
             seen[rel] = RenderedPage(page.content(), page.evaluate(TOO_WIDE_JS, SLACK_PX),
                                      page.evaluate(VISIBLE_TEXT_JS), page.evaluate(CUT_OUTPUT_JS, SLACK_PX),
                                      page.evaluate(SHRUNK_FIGURES_JS, MIN_FIGURE_SCALE),
+                                     page.evaluate(WIDE_TABLES_JS, SLACK_PX),
                                      refused, failed, list(errors))
             page.close()
     return seen

@@ -70,6 +70,15 @@ def test_no_cell_output_is_cut(rendered_pages):
     assert not offenders, f"{len(offenders)} cell outputs wider than the column:\n" + "\n".join(offenders)
 
 
+def test_no_table_is_wider_than_the_column(rendered_pages):
+    """Every table (a DataFrame, the notation page, the validation report) fits the column at 1280 px, so a
+    reader sees all its columns without scrolling sideways."""
+    offenders = [f"{rel} #{section}: {width} px in a {column} px column: {text!r}"
+                 for rel, page in rendered_pages.items() for section, width, column, text in page.wide_tables]
+    assert not offenders, (f"{len(offenders)} tables wider than the column at {VIEWPORT['width']} px "
+                           f"(fewer digits, a long format, or two tables):\n" + "\n".join(offenders))
+
+
 def test_no_figure_is_shrunk_to_fit(rendered_pages):
     """Every figure is drawn about as wide as the column shows it, so its labels keep their size."""
     offenders = [f"{rel}: {name!r} drawn {drawn} px wide, shown at {shown} px"
