@@ -188,6 +188,14 @@ class PowerLawFit:
         i = self._index(name)
         return float(self.coef[i]), float(self.se[i])
 
+    def larger_se(self, name: str) -> float:
+        """The larger of the OLS and the jackknife standard error of the exponent ``name`` (the OLS one where
+        the jackknife is NaN): the error a chapter quotes for a fit to a theory's thresholds, where the two
+        measure different things (the curvature left by finite-size corrections, and the dependence on which
+        sizes are fitted) and neither is a sampling error."""
+        i = self._index(name)
+        return float(np.fmax(self.se[i], self.se_jackknife[i]))
+
     def interval(self, name: str, level: float = 0.95) -> tuple[float, float]:
         """Two-sided Student-t confidence interval of the exponent ``name`` at ``level``.
 

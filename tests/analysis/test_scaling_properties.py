@@ -37,6 +37,8 @@ def test_fit_power_law_valid(n, k, seed):
         lo, hi = f.interval(name, 0.9)
         wide_lo, wide_hi = f.interval(name, 0.99)
         assert wide_lo <= lo <= f.exponent(name)[0] <= hi <= wide_hi
+        i = f.names.index(name)
+        assert f.larger_se(name) == (max(f.se[i], f.se_jackknife[i]) if np.isfinite(f.se_jackknife[i]) else f.se[i])
     # a rescaled y only moves the constant
     g = sc.fit_power_law(7.0 * y, **xs)
     assert np.allclose(g.coef[1:], f.coef[1:], atol=1e-8) and g.coef[0] == pytest.approx(f.coef[0] + math.log(7.0))
@@ -59,6 +61,8 @@ def test_power_law_interval_invalid(bad):
     f = sc.fit_power_law([1.0, 2.1, 3.9, 8.2], x=[1.0, 2.0, 3.0, 4.0])
     with raises_naming("level"):
         f.interval("x", bad)
+    with raises_naming("name"):
+        f.larger_se("y")
 
 
 @covers(sc.critical_sample_sizes, sc.ThresholdTable)
