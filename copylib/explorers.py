@@ -80,18 +80,34 @@ def _as_attention(name, A) -> np.ndarray:
 _ATTENTION_SCALE = (0.0, 1.0)
 
 
-def _draw_attention(fig, ax, A, title):
+def _shown_sign(A: np.ndarray) -> np.ndarray:
+    """``A`` with a positive pooling amplitude ``m = 1^T A 1 / L`` (the order parameters' convention).
+
+    Linear attention: ``(G, b, W) -> (-G, -b, -W)`` maps ``A`` to ``-A`` and predicts the same, so a run
+    may end at either sign; softmax rows sum to 1, so they are never flipped."""
+    return -A if A.sum() < 0 else A
+
+
+def _sweep_scale(kind: str, A: np.ndarray) -> tuple[float, float]:
+    """The colour scale of every frame of one attention kind's sweep ``A (n, L, L)``: softmax the whole range
+    of a weight, 0 to 1; linear attention, whose weights are not bounded and stay near 0.1 on the copy task,
+    from 0 (or its lowest weight) to its highest, over all ``P`` of the sweep, so that its frames stay
+    comparable with each other and its copy pattern is not lost at the bottom of the 0-to-1 scale."""
+    if kind != "linear":
+        return _ATTENTION_SCALE
+    shown = np.stack([_shown_sign(a) for a in A])
+    return min(0.0, float(shown.min())), float(shown.max())
+
+
+def _draw_attention(fig, ax, A, title, scale: tuple[float, float] = _ATTENTION_SCALE):
     from matplotlib.ticker import MaxNLocator
 
-    # linear attention: (G, b, W) -> (-G, -b, -W) maps A to -A and predicts the same, so a run may end at
-    # either sign; shown with a positive pooling amplitude m = 1^T A 1 / L (the order parameters' convention),
-    # its copy pattern is on the colour scale instead of below it (softmax rows sum to 1: never flipped)
-    flipped = A.sum() < 0
-    if flipped:
-        A, title = -A, f"{title} (shown as -A, the same network)"
+    if A.sum() < 0:  # shown with m > 0, so that the copy pattern is on the colour scale instead of below it
+        A, title = _shown_sign(A), f"{title} (shown as -A, the same network)"
     c = float(copy_weight(A))
-    im = ax.imshow(A, cmap="viridis", vmin=_ATTENTION_SCALE[0], vmax=_ATTENTION_SCALE[1], interpolation="nearest")
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight (fixed scale 0 to 1)")
+    im = ax.imshow(A, cmap="viridis", vmin=scale[0], vmax=scale[1], interpolation="nearest")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04,
+                 label=f"attention weight (fixed scale {scale[0]:.2g} to {scale[1]:.2g})")
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
     for axis in (ax.xaxis, ax.yaxis):  # positions are whole numbers
@@ -124,7 +140,8 @@ def training_figure(sweeps: dict, kind: str, P: float) -> Figure:
     ``sweeps`` maps an attention kind to a sweep with ``P`` (sample sizes),
     ``A`` (the kept attention matrix per ``P``) and ``test_loss`` (per ``P``), e.g.
     :class:`copylib.inference.map_training.SweepResult`. Left: the attention matrix of
-    ``kind`` at ``P`` (one of the sweep's sample sizes) with its copy weight (on the fixed colour scale 0 to 1).
+    ``kind`` at ``P`` (one of the sweep's sample sizes) with its copy weight, on one colour scale for all
+    ``P`` (softmax: 0 to 1; linear attention: its sweep's range, stated on the colour bar).
     Right: the test loss against ``P`` for every kind, ``kind`` in a thick line, the
     current ``P`` marked. Returns the matplotlib Figure.
     """
@@ -141,7 +158,7 @@ def training_figure(sweeps: dict, kind: str, P: float) -> Figure:
         raise ValueError(f"P must be one of the sample sizes of the {kind} sweep {P_k.tolist()}, got {P}")
     i = int(hits[0])
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.6, 3.6), gridspec_kw={"width_ratios": [1, 1.15]}, layout="tight")
-    _draw_attention(fig, ax, A_k[i], f"{kind} attention, P = {P:.4g}")
+    _draw_attention(fig, ax, A_k[i], f"{kind} attention, P = {P:.4g}", _sweep_scale(kind, A_k))
     for name, (P_n, _, loss) in data.items():
         bx.plot(P_n, loss, "o-", lw=2.5 if name == kind else 1, ms=4, label=f"{name} attention")
     bx.plot([P], [loss_k[i]], "r*", ms=14, label="shown on the left")

@@ -52,7 +52,7 @@ class _Sweep:
 def _sweeps():
     P = np.array([10.0, 100.0, 1000.0])
     soft = np.stack([np.asarray(cl.copy_attention(d, 6)) for d in (0.0, 1.0, 3.0)])
-    lin = np.stack([np.full((6, 6), 1 / 6)] * 3)
+    lin = np.stack([np.full((6, 6), 1 / 6) + 0.05 * k * np.eye(6)[np.r_[5, 0:5]] for k in range(3)])  # copies more
     return {"linear": _Sweep(P, lin, np.array([0.9, 0.8, 0.7])),
             "softmax": _Sweep(P, soft, np.array([0.95, 0.6, 0.3]))}
 
@@ -74,8 +74,13 @@ def test_training_figure_shows_the_chosen_kind_and_P():
     assert "softmax attention, P = 100" in title and f"copy weight = {float(cl.copy_weight(A)):.3f}" in title
     star = next(line for line in fig.axes[1].lines if line.get_marker() == "*")
     assert (star.get_xdata()[0], star.get_ydata()[0]) == (100.0, 0.6)
-    uniform = ex.training_figure(_sweeps(), "linear", 10.0)       # the frames share one colour scale
-    assert fig.axes[0].images[0].get_clim() == uniform.axes[0].images[0].get_clim() == (0.0, 1.0)
+    assert fig.axes[0].images[0].get_clim() == (0.0, 1.0)  # softmax: the whole range of a weight
+    # linear attention (weights near 0.1 on the copy task): its sweep's range, the same for every P, on the colour bar
+    linear = [ex.training_figure(_sweeps(), "linear", P) for P in (10.0, 1000.0)]
+    top = 1 / 6 + 0.1
+    for f in linear:
+        assert f.axes[0].images[0].get_clim() == pytest.approx((0.0, top))
+        assert f"fixed scale 0 to {top:.2g}" in f.axes[-1].get_ylabel()  # the colour bar
     with pytest.raises(ValueError, match="P must be one of"):
         ex.training_figure(_sweeps(), "softmax", 50.0)
 
