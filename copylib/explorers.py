@@ -88,14 +88,15 @@ def _shown_sign(A: np.ndarray) -> np.ndarray:
     return -A if A.sum() < 0 else A
 
 
-def _sweep_scale(kind: str, A: np.ndarray) -> tuple[float, float]:
-    """The colour scale of every frame of one attention kind's sweep ``A (n, L, L)``: softmax the whole range
-    of a weight, 0 to 1; linear attention, whose weights are not bounded and stay near 0.1 on the copy task,
-    from 0 (or its lowest weight) to its highest, over all ``P`` of the sweep, so that its frames stay
-    comparable with each other and its copy pattern is not lost at the bottom of the 0-to-1 scale."""
-    if kind != "linear":
-        return _ATTENTION_SCALE
+def _sweep_scale(A: np.ndarray) -> tuple[float, float]:
+    """The colour scale of every frame of one sweep ``A (n, L, L)``: rows that are probability vectors
+    (softmax attention) span the whole range of a weight, 0 to 1; other weights (linear attention's are
+    not bounded, and stay near 0.1 on the copy task) span 0 (or their lowest value) to their highest, over
+    all ``P`` of the sweep, so that its frames stay comparable with each other and its copy pattern is not
+    lost at the bottom of the 0-to-1 scale."""
     shown = np.stack([_shown_sign(a) for a in A])
+    if shown.min() >= 0 and np.allclose(shown.sum(-1), 1):
+        return _ATTENTION_SCALE
     return min(0.0, float(shown.min())), float(shown.max())
 
 
@@ -158,7 +159,7 @@ def training_figure(sweeps: dict, kind: str, P: float) -> Figure:
         raise ValueError(f"P must be one of the sample sizes of the {kind} sweep {P_k.tolist()}, got {P}")
     i = int(hits[0])
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.6, 3.6), gridspec_kw={"width_ratios": [1, 1.15]}, layout="tight")
-    _draw_attention(fig, ax, A_k[i], f"{kind} attention, P = {P:.4g}", _sweep_scale(kind, A_k))
+    _draw_attention(fig, ax, A_k[i], f"{kind} attention, P = {P:.4g}", _sweep_scale(A_k))
     for name, (P_n, _, loss) in data.items():
         bx.plot(P_n, loss, "o-", lw=2.5 if name == kind else 1, ms=4, label=f"{name} attention")
     bx.plot([P], [loss_k[i]], "r*", ms=14, label="shown on the left")
