@@ -95,9 +95,10 @@ def _sweep_scale(A: np.ndarray) -> tuple[float, float]:
     all ``P`` of the sweep, so that its frames stay comparable with each other and its copy pattern is not
     lost at the bottom of the 0-to-1 scale."""
     shown = np.stack([_shown_sign(a) for a in A])
-    if shown.min() >= 0 and np.allclose(shown.sum(-1), 1):
+    lo, hi = min(0.0, float(shown.min())), float(shown.max())
+    if (shown.min() >= 0 and np.allclose(shown.sum(-1), 1)) or not hi > lo:  # softmax, or no range (all zero)
         return _ATTENTION_SCALE
-    return min(0.0, float(shown.min())), float(shown.max())
+    return lo, hi
 
 
 def _draw_attention(fig, ax, A, title, scale: tuple[float, float] = _ATTENTION_SCALE):

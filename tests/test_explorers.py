@@ -85,6 +85,14 @@ def test_training_figure_shows_the_chosen_kind_and_P():
         ex.training_figure(_sweeps(), "softmax", 50.0)
 
 
+def test_sweep_colour_scale_is_the_range_of_unbounded_weights_only():
+    soft = np.stack([np.asarray(cl.copy_attention(d, 5)) for d in (0.0, 2.0)])
+    assert ex._sweep_scale(soft) == (0.0, 1.0)
+    lin = np.stack([0.02 * np.eye(5), -0.1 * np.eye(5)[np.r_[4, 0:4]] + 0.01])  # the second shown as -A
+    assert ex._sweep_scale(lin) == pytest.approx((-0.01, 0.09))  # -A: 0.1 on the copy entries, -0.01 elsewhere
+    assert ex._sweep_scale(np.zeros((2, 5, 5))) == (0.0, 1.0)  # no range to span
+
+
 def test_linear_attention_of_either_sign_shows_one_picture():
     """A linear run that ended at -A (the gauge (G, b, W) -> (-G, -b, -W)) is shown as A: its copy pattern is
     on the colour scale and its copy weight positive, not a dark map with a negative copy weight (issue 37)."""
