@@ -257,9 +257,10 @@ def diagnostics_frame(rows: Sequence[DatasetDiagnostics], P_values: Sequence[flo
     Returns
     -------
     pandas.DataFrame
-        Columns ``(statistic, observable)``: the worst and the median R-hat over the data sets,
-        ``1 + 1/ESS`` of one chain (where split R-hat sits for stationary chains), bulk and tail ESS
-        summed over the data sets and the half-chain drift z, for ``m²``, ``q sgn m`` and the energy.
+        One row per ``(P, observable)`` (``m²``, ``q sgn m``, the energy; six columns, so that the table
+        fits a page): the worst and the median R-hat over the data sets, ``1 + 1/ESS`` of one chain
+        (where split R-hat sits for stationary chains), bulk and tail ESS summed over the data sets
+        (whole draws) and the half-chain drift z.
     """
     arrays = _diagnostics_arrays(rows)
     if len(P_values) != len(rows):
@@ -267,8 +268,9 @@ def diagnostics_frame(rows: Sequence[DatasetDiagnostics], P_values: Sequence[flo
     columns = {"R-hat (worst)": arrays["rhat"], "R-hat (median)": arrays["median_rhat"],
                "1 + 1/ESS per chain": 1 + 1 / arrays["ess_per_chain"], "bulk ESS": arrays["ess_bulk"],
                "tail ESS": arrays["ess_tail"], "drift z": arrays["drift_z"]}
-    data = {(stat, obs): a[:, k] for stat, a in columns.items() for k, obs in enumerate(_OBSERVABLES)}
-    return pd.DataFrame(data, index=pd.Index([int(p) for p in P_values], name="P"))
+    index = pd.MultiIndex.from_product([[int(p) for p in P_values], list(_OBSERVABLES)], names=["P", "observable"])
+    frame = pd.DataFrame({stat: a.ravel() for stat, a in columns.items()}, index=index)
+    return frame.round({"bulk ESS": 0, "tail ESS": 0}).astype({"bulk ESS": "Int64", "tail ESS": "Int64"})
 
 
 @dataclass(frozen=True)

@@ -126,9 +126,10 @@ def test_diagnostics_frame_and_summary_valid(n_P, seed, data):
     P = [10.0 * (i + 1) for i in range(n_P)]
     mixed = data.draw(st.lists(st.sampled_from(P), min_size=1, unique=True))
     frame = lxe.diagnostics_frame(rows, P)
-    assert frame.shape == (n_P, 18) and list(frame.index) == [int(p) for p in P]
+    assert frame.shape == (3 * n_P, 6) and list(frame.index.get_level_values("P")) == [int(p) for p in P for _ in "abc"]
     arrays = lxe._diagnostics_arrays(rows)
-    assert np.array_equal(frame[("R-hat (worst)", "q sgn m")].to_numpy(), arrays["rhat"][:, 1])
+    assert np.array_equal(frame.xs("q sgn m", level="observable")["R-hat (worst)"].to_numpy(), arrays["rhat"][:, 1])
+    assert np.array_equal(frame.xs("energy", level="observable")["bulk ESS"].to_numpy(), np.round(arrays["ess_bulk"][:, 2]))
     s = lxe.diagnostics_summary(rows, P, mixed)
     assert np.array_equal(s.mixed, np.isin(P, mixed))
     assert set(s.worst) == {"rhat_m2", "rhat_q", "rhat_E", "drift", "ess", "ess_chain_q", "ess_chain_E",

@@ -92,7 +92,7 @@ def test_diagnostics_summary_and_frame_of_a_shifted_chain():
     assert s.worst["rhat_q"] < 1.02
     assert s.worst["rhat_q_bad"] > 1.5
     frame = diagnostics_frame(rows, [10, 40])
-    assert frame.loc[40, ("R-hat (worst)", "q sgn m")] == pytest.approx(s.worst["rhat_q_bad"])
+    assert frame.loc[(40, "q sgn m"), "R-hat (worst)"] == pytest.approx(s.worst["rhat_q_bad"])
     with pytest.raises(ValueError, match="mixed_P"):
         diagnostics_summary(rows, [10, 40], mixed_P=[20])
 
