@@ -6,6 +6,8 @@ Run from the repository root::
     python benchmarks/bench_build.py                     # every executed chapter of _toc.yml, once
     python benchmarks/bench_build.py --baseline HEAD~3   # side by side with an older revision
     python benchmarks/bench_build.py --full-build        # also a clean `jupyter-book build`
+    python benchmarks/bench_build.py --builds --baseline 55946d7 --machinery-only --ratio-budget 1.10
+                                                         # the build extensions alone, on one book
 
 ``--builds`` times whole ``jupyter-book build . -W -n --keep-going`` runs, each
 into a fresh output folder: a clean build (the result cache empty) and a rebuild
@@ -17,6 +19,12 @@ build within 4 minutes and within 0.67x the baseline's clean build, a rebuild
 within 90 s (the absolute figures are for the 2-core machine where ca660fc's clean
 build took 360 s; machines of one kind differ by up to 2.5x, hence the ratio).
 The exit status is 1 when a budget is missed.
+
+``--machinery-only`` (with ``--builds --baseline REV``) separates what builds the book
+from what the book computes: both sides build the tree of ``REV`` (its chapters,
+``copylib`` and configuration), one with its own build extensions (``_ext/``), the
+other with this checkout's. Their ratio is the cost of the build machinery alone;
+without the flag it also holds every change to the chapters and the library since ``REV``.
 
 Without ``--builds`` the chapters are timed one by one (the book build runs them
 side by side, see ``_ext/parallel_execution.py``; the serial times say where the
@@ -198,11 +206,25 @@ def build_verdicts(clean: float, rebuild: float, baseline_clean: float | None,
     return lines
 
 
-def run_builds(baseline: str | None, tmp: Path, repeats: int = 1, ratio_budget: float = CLEAN_RATIO) -> int:
+def with_extensions_of(root: Path, source: Path) -> Path:
+    """``root`` with its build extensions (``_ext/``) replaced by those of ``source``."""
+    shutil.rmtree(root / "_ext")
+    shutil.copytree(source / "_ext", root / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def run_builds(baseline: str | None, tmp: Path, repeats: int = 1, ratio_budget: float = CLEAN_RATIO,
+               machinery_only: bool = False) -> int:
     """``--builds``: clean builds of the baseline (if any) and of this checkout, alternating for
-    ``repeats`` rounds so both see the same load (medians compared), then a rebuild of this checkout."""
+    ``repeats`` rounds so both see the same load (medians compared), then a rebuild of this checkout.
+    ``machinery_only``: "this checkout" is the baseline's tree with this checkout's ``_ext/``."""
+    if machinery_only and not baseline:
+        raise ValueError("machinery_only needs a baseline revision (--baseline REV)")
     print(f"bench_build --builds: {os.cpu_count()} CPUs, start: {load()}", flush=True)
     root = export_tree(baseline, tmp / "baseline") if baseline else None
+    current = with_extensions_of(export_tree(baseline, tmp / "current"), ROOT) if machinery_only else ROOT
+    if machinery_only:
+        print(f"  both sides build {baseline}'s book; 'clean' and 'rebuild' use this checkout's _ext/", flush=True)
     cleans, baselines = [], []
     for round_ in range(repeats):
         if root is not None:
@@ -211,13 +233,13 @@ def run_builds(baseline: str | None, tmp: Path, repeats: int = 1, ratio_budget: 
             if code:
                 print(log)
             baselines.append(wall)
-        wall, code, log = time_build(ROOT, tmp / f"clean_out{round_}", tmp / f"cache{round_}")
+        wall, code, log = time_build(current, tmp / f"clean_out{round_}", tmp / f"cache{round_}")
         print(f"  clean: {wall:.1f} s (exit {code}; {load()})", flush=True)
         if code:
             print(log)
             return 1
         cleans.append(wall)
-    wall, code, log = time_build(ROOT, tmp / "rebuild_out", tmp / f"cache{repeats - 1}")
+    wall, code, log = time_build(current, tmp / "rebuild_out", tmp / f"cache{repeats - 1}")
     print(f"  rebuild: {wall:.1f} s (exit {code}; {load()})", flush=True)
     if code:
         print(log)
@@ -243,11 +265,16 @@ def main() -> int:
                         help="time whole builds (clean, rebuild; --baseline: its clean build) against the budgets")
     parser.add_argument("--ratio-budget", type=float, default=CLEAN_RATIO,
                         help=f"--builds: largest clean build / baseline's clean build (default {CLEAN_RATIO})")
+    parser.add_argument("--machinery-only", action="store_true",
+                        help="--builds --baseline REV: build REV's book on both sides, with REV's _ext/ and with this "
+                             "checkout's (the build machinery's cost alone)")
     args = parser.parse_args()
+    if args.machinery_only and not (args.builds and args.baseline):
+        parser.error("--machinery-only needs --builds and --baseline REV")
     if args.builds:
         tmp = Path(tempfile.mkdtemp(prefix="bench_build_"))
         try:
-            return run_builds(args.baseline, tmp, args.repeats, args.ratio_budget)
+            return run_builds(args.baseline, tmp, args.repeats, args.ratio_budget, args.machinery_only)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

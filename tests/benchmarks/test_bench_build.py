@@ -50,3 +50,21 @@ def test_build_verdicts_take_the_ratio_budget_given():
     line, met = bb.build_verdicts(100.0, 10.0, 95.0, ratio_budget=1.10)[2]
     assert met and "budget 1.1" in line
     assert not bb.build_verdicts(100.0, 10.0, 90.0, ratio_budget=1.10)[2][1]
+
+
+def test_extensions_are_replaced_whole(tmp_path):
+    root, source = tmp_path / "root", tmp_path / "source"
+    (root / "_ext").mkdir(parents=True)
+    (root / "_ext" / "warm_kernels.py").write_text("old")
+    (root / "_ext" / "parallel_execution.py").write_text("old")
+    (root / "book").mkdir()
+    (source / "_ext" / "__pycache__").mkdir(parents=True)
+    (source / "_ext" / "parallel_execution.py").write_text("new")
+    assert bb.with_extensions_of(root, source) == root
+    assert sorted(p.name for p in (root / "_ext").iterdir()) == ["parallel_execution.py"]  # no stale module left
+    assert (root / "_ext" / "parallel_execution.py").read_text() == "new" and (root / "book").is_dir()
+
+
+def test_machinery_only_needs_a_baseline(tmp_path):
+    with pytest.raises(ValueError, match="baseline"):
+        bb.run_builds(None, tmp_path, machinery_only=True)
