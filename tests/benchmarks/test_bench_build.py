@@ -68,3 +68,9 @@ def test_extensions_are_replaced_whole(tmp_path):
 def test_machinery_only_needs_a_baseline(tmp_path):
     with pytest.raises(ValueError, match="baseline"):
         bb.run_builds(None, tmp_path, machinery_only=True)
+
+
+def test_machinery_only_verdict_is_the_ratio_alone():
+    lines = bb.build_verdicts(bb.CLEAN_BUDGET + 1, bb.REBUILD_BUDGET + 1, bb.CLEAN_BUDGET, ratio_budget=1.10,
+                              absolute=False)
+    assert len(lines) == 1 and "baseline" in lines[0][0] and lines[0][1]  # 241 / 240 is within 1.10
