@@ -65,9 +65,13 @@ def test_extensions_are_replaced_whole(tmp_path):
     assert (root / "_ext" / "parallel_execution.py").read_text() == "new" and (root / "book").is_dir()
 
 
-def test_machinery_only_needs_a_baseline(tmp_path):
-    with pytest.raises(ValueError, match="baseline"):
-        bb.run_builds(None, tmp_path, machinery_only=True)
+@pytest.mark.parametrize("argv", [["--machinery-only"], ["--machinery-only", "--builds"],
+                                  ["--machinery-only", "--baseline", "HEAD"]])
+def test_machinery_only_needs_builds_and_a_baseline(monkeypatch, capsys, argv):
+    monkeypatch.setattr(sys, "argv", ["bench_build.py", *argv])
+    with pytest.raises(SystemExit) as stop:
+        bb.main()
+    assert stop.value.code == 2 and "--machinery-only needs --builds and --baseline REV" in capsys.readouterr().err
 
 
 def test_machinery_only_verdict_is_the_ratio_alone():
