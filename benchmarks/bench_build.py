@@ -227,7 +227,8 @@ def run_builds(baseline: str | None, tmp: Path, repeats: int = 1, ratio_budget: 
     root = export_tree(baseline, tmp / "baseline") if baseline else None
     current = with_extensions_of(export_tree(baseline, tmp / "current"), ROOT) if machinery_only else ROOT
     if machinery_only:
-        print(f"  both sides build {baseline}'s book; 'clean' and 'rebuild' use this checkout's _ext/", flush=True)
+        print(f"  both sides build {baseline}'s book, 'clean' with this checkout's _ext/; only the ratio is judged",
+              flush=True)
     cleans, baselines = [], []
     for round_ in range(repeats):
         if root is not None:

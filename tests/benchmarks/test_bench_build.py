@@ -78,3 +78,26 @@ def test_machinery_only_verdict_is_the_ratio_alone():
     lines = bb.build_verdicts(bb.CLEAN_BUDGET + 1, bb.REBUILD_BUDGET + 1, bb.CLEAN_BUDGET, ratio_budget=1.10,
                               absolute=False)
     assert len(lines) == 1 and "baseline" in lines[0][0] and lines[0][1]  # 241 / 240 is within 1.10
+
+
+def test_machinery_only_builds_the_baseline_on_both_sides_and_judges_the_ratio(monkeypatch, tmp_path, capsys):
+    built = []
+
+    def fake_export(rev, dest):
+        (dest / "_ext").mkdir(parents=True)
+        (dest / "_ext" / "warm_kernels.py").write_text(rev)
+        return dest
+
+    def fake_build(root, out, cache_dir):
+        built.append(root)
+        return (100.0 if root.name == "baseline" else 105.0), 0, ""
+
+    monkeypatch.setattr(bb, "export_tree", fake_export)
+    monkeypatch.setattr(bb, "time_build", fake_build)
+    assert bb.run_builds("REV", tmp_path, repeats=2, ratio_budget=1.10, machinery_only=True) == 0
+    assert [r.name for r in built] == ["baseline", "current"] * 2  # alternating, and no rebuild
+    assert not (tmp_path / "current" / "_ext" / "warm_kernels.py").exists()  # this checkout's _ext/ replaced REV's
+    out = capsys.readouterr().out
+    assert "1.05 (budget 1.1)  PASS" in out and "rebuild" not in out
+    built.clear()
+    assert bb.run_builds("REV", tmp_path / "again", ratio_budget=1.04, machinery_only=True) == 1  # 1.05 > 1.04
