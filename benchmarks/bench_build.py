@@ -6,7 +6,10 @@ Run from the repository root::
     python benchmarks/bench_build.py                     # every executed chapter of _toc.yml, once
     python benchmarks/bench_build.py --baseline HEAD~3   # side by side with an older revision
     python benchmarks/bench_build.py --full-build        # also a clean `jupyter-book build`
-    python benchmarks/bench_build.py --builds --baseline 55946d7 --machinery-only --ratio-budget 1.10
+    python benchmarks/bench_build.py --builds --baseline 2a22613 \
+        --baseline-patch benchmarks/baseline-2a22613.patch --ratio-budget 1.10   # issue 39's budget
+    python benchmarks/bench_build.py --builds --baseline 2a22613 \
+        --baseline-patch benchmarks/baseline-2a22613.patch --machinery-only --ratio-budget 1.10
                                                          # the build extensions alone, on one book
 
 ``--builds`` times whole ``jupyter-book build . -W -n --keep-going`` runs, each
@@ -26,6 +29,9 @@ from what the book computes: both sides build the tree of ``REV`` (its chapters,
 other with this checkout's. Their ratio is the cost of the build machinery alone;
 without the flag it also holds every change to the chapters and the library since ``REV``.
 Only that ratio is then checked: the absolute budgets are for this checkout's book.
+``--baseline-patch FILE`` applies a diff to the baseline's tree before it is built, so that a
+baseline needing a fix is rebuilt from a committed revision and a committed file, never from a
+throw-away commit.
 
 Without ``--builds`` the chapters are timed one by one (the book build runs them
 side by side, see ``_ext/parallel_execution.py``; the serial times say where the
@@ -173,12 +179,21 @@ def export_revision(rev: str, dest: Path) -> Path:
     return dest
 
 
-def export_tree(rev: str, dest: Path) -> Path:
-    """The whole tree of git revision ``rev`` under ``dest`` (a build needs its config and extensions)."""
+def export_tree(rev: str, dest: Path, patch: Path | None = None) -> Path:
+    """The whole tree of git revision ``rev`` under ``dest`` (a build needs its config and extensions),
+    with ``patch`` (a unified diff against ``rev``) applied if given."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
     dest.mkdir(parents=True)
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    if patch is not None:
+        subprocess.run(["git", "apply", str(patch.resolve())], cwd=dest, check=True)
     return dest
+
+
+def is_commit(rev: str) -> bool:
+    """Whether ``rev`` names a commit of this repository."""
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                          capture_output=True).returncode == 0
 
 
 def time_build(root: Path, out: Path, cache_dir: Path) -> tuple[float, int, str]:
@@ -218,14 +233,15 @@ def with_extensions_of(root: Path, source: Path) -> Path:
 
 
 def run_builds(baseline: str | None, tmp: Path, repeats: int = 1, ratio_budget: float = CLEAN_RATIO,
-               machinery_only: bool = False) -> int:
+               machinery_only: bool = False, patch: Path | None = None) -> int:
     """``--builds``: clean builds of the baseline (if any) and of this checkout, alternating for
     ``repeats`` rounds so both see the same load (medians compared), then a rebuild of this checkout.
     ``machinery_only`` (needs ``baseline``): "this checkout" is the baseline's tree with this checkout's
-    ``_ext/``, and only the ratio is checked, so no rebuild is timed."""
+    ``_ext/``, and only the ratio is checked, so no rebuild is timed. ``patch`` is applied to the
+    baseline's tree (both sides' with ``machinery_only``)."""
     print(f"bench_build --builds: {os.cpu_count()} CPUs, start: {load()}", flush=True)
-    root = export_tree(baseline, tmp / "baseline") if baseline else None
-    current = with_extensions_of(export_tree(baseline, tmp / "current"), ROOT) if machinery_only else ROOT
+    root = export_tree(baseline, tmp / "baseline", patch) if baseline else None
+    current = with_extensions_of(export_tree(baseline, tmp / "current", patch), ROOT) if machinery_only else ROOT
     if machinery_only:
         print(f"  both sides build {baseline}'s book, 'clean' with this checkout's _ext/; only the ratio is judged",
               flush=True)
@@ -275,13 +291,23 @@ def main() -> int:
     parser.add_argument("--machinery-only", action="store_true",
                         help="--builds --baseline REV: build REV's book on both sides, with REV's _ext/ and with this "
                              "checkout's (the build machinery's cost alone)")
+    parser.add_argument("--baseline-patch", type=Path, metavar="FILE",
+                        help="--builds --baseline REV: a diff applied to REV's tree before it is built "
+                             "(benchmarks/baseline-2a22613.patch makes 2a22613 build on machines where it stops)")
     args = parser.parse_args()
+    if args.baseline and not is_commit(args.baseline):
+        parser.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
     if args.machinery_only and not (args.builds and args.baseline):
         parser.error("--machinery-only needs --builds and --baseline REV")
+    if args.baseline_patch is not None and not (args.builds and args.baseline):
+        parser.error("--baseline-patch needs --builds and --baseline REV")
+    if args.baseline_patch is not None and not args.baseline_patch.is_file():
+        parser.error(f"--baseline-patch: no file {str(args.baseline_patch)!r}")
     if args.builds:
         tmp = Path(tempfile.mkdtemp(prefix="bench_build_"))
         try:
-            return run_builds(args.baseline, tmp, args.repeats, args.ratio_budget, args.machinery_only)
+            return run_builds(args.baseline, tmp, args.repeats, args.ratio_budget, args.machinery_only,
+                              args.baseline_patch)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def test_machinery_only_verdict_is_the_ratio_alone():
 def test_machinery_only_builds_the_baseline_on_both_sides_and_judges_the_ratio(monkeypatch, tmp_path, capsys):
     built = []
 
-    def fake_export(rev, dest):
+    def fake_export(rev, dest, patch=None):
         (dest / "_ext").mkdir(parents=True)
         (dest / "_ext" / "warm_kernels.py").write_text(rev)
         return dest
@@ -101,3 +102,45 @@ def test_machinery_only_builds_the_baseline_on_both_sides_and_judges_the_ratio(m
     assert "1.05 (budget 1.1)  PASS" in out and "rebuild" not in out
     built.clear()
     assert bb.run_builds("REV", tmp_path / "again", ratio_budget=1.04, machinery_only=True) == 1  # 1.05 > 1.04
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_export_tree_applies_the_baseline_patch(monkeypatch, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "f.py").write_text("x = 1\n")
+    _git(repo, "add", "f.py")
+    _git(repo, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
+    (repo / "f.py").write_text("x = 2\n")
+    patch = tmp_path / "fix.patch"
+    patch.write_text(_git(repo, "diff"))
+    monkeypatch.setattr(bb, "ROOT", repo)
+    assert (bb.export_tree("HEAD", tmp_path / "plain") / "f.py").read_text() == "x = 1\n"
+    assert (bb.export_tree("HEAD", tmp_path / "fixed", patch) / "f.py").read_text() == "x = 2\n"
+    assert bb.is_commit("HEAD") and not bb.is_commit("0000000")
+
+
+def test_the_baseline_patch_applies_to_2a22613(tmp_path):
+    if not bb.is_commit("2a22613"):
+        pytest.skip("2a22613 is not in this clone (shallow)")
+    archive = subprocess.run(["git", "-C", str(bb.ROOT), "archive", "2a22613", "copylib/theory/softmax_marginal.py"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive, check=True)
+    subprocess.run(["git", "apply", str(bb.ROOT / "benchmarks" / "baseline-2a22613.patch")], cwd=tmp_path, check=True)
+    assert "ratio of the two trapezoid sums" in (tmp_path / "copylib/theory/softmax_marginal.py").read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--builds", "--baseline", "0000000"], "'0000000' is not a commit of this repository"),
+    (["--baseline-patch", "benchmarks/baseline-2a22613.patch"], "--baseline-patch needs --builds and --baseline REV"),
+    (["--builds", "--baseline", "HEAD", "--baseline-patch", "no/such.patch"], "no file 'no/such.patch'"),
+])
+def test_baseline_arguments_are_checked_at_the_command_line(monkeypatch, capsys, argv, message):
+    monkeypatch.setattr(sys, "argv", ["bench_build.py", *argv])
+    with pytest.raises(SystemExit) as stop:
+        bb.main()
+    assert stop.value.code == 2 and message in capsys.readouterr().err
