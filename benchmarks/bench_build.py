@@ -172,22 +172,26 @@ def run_chapter(chapter: Path, pythonpath: Path, cache_dir: Path | None) -> tupl
 
 def export_revision(rev: str, dest: Path) -> Path:
     """``book/``, ``copylib/`` and ``_toc.yml`` of git revision ``rev`` under ``dest``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "book", "copylib", "_toc.yml"],
-                             check=True, capture_output=True).stdout
-    dest.mkdir(parents=True)
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return dest
+    return export_tree(rev, dest, paths=("book", "copylib", "_toc.yml"))
 
 
-def export_tree(rev: str, dest: Path, patch: Path | None = None) -> Path:
-    """The whole tree of git revision ``rev`` under ``dest`` (a build needs its config and extensions),
-    with ``patch`` (a unified diff against ``rev``) applied if given."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+def export_tree(rev: str, dest: Path, patch: Path | None = None, paths: tuple[str, ...] = ()) -> Path:
+    """The tree of git revision ``rev`` (only ``paths`` if given; a build needs the whole tree, its config
+    and extensions) under ``dest``, with ``patch`` (a unified diff against ``rev``) applied if given."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, *paths], check=True, capture_output=True).stdout
     dest.mkdir(parents=True)
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     if patch is not None:
-        subprocess.run(["git", "apply", str(patch.resolve())], cwd=dest, check=True)
+        apply_patch(patch, dest)
     return dest
+
+
+def apply_patch(patch: Path, dest: Path) -> None:
+    """Apply the unified diff ``patch`` to the files under ``dest``. Git is kept from finding a repository
+    above ``dest`` (a temporary folder inside a checkout), where it would take paths from that
+    repository's top instead."""
+    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(dest.resolve().parent))
+    subprocess.run(["git", "apply", str(patch.resolve())], cwd=dest, env=env, check=True)
 
 
 def is_commit(rev: str) -> bool:

@@ -122,6 +122,11 @@ def test_export_tree_applies_the_baseline_patch(monkeypatch, tmp_path):
     assert (bb.export_tree("HEAD", tmp_path / "plain") / "f.py").read_text() == "x = 1\n"
     assert (bb.export_tree("HEAD", tmp_path / "fixed", patch) / "f.py").read_text() == "x = 2\n"
     assert bb.is_commit("HEAD") and not bb.is_commit("0000000")
+    inside = repo / "tmp" / "tree"  # a folder inside the repository: the patch still applies to it
+    inside.mkdir(parents=True)
+    (inside / "f.py").write_text("x = 1\n")
+    bb.apply_patch(patch, inside)
+    assert (inside / "f.py").read_text() == "x = 2\n"
 
 
 def test_the_baseline_patch_applies_to_2a22613(tmp_path):
@@ -130,7 +135,7 @@ def test_the_baseline_patch_applies_to_2a22613(tmp_path):
     archive = subprocess.run(["git", "-C", str(bb.ROOT), "archive", "2a22613", "copylib/theory/softmax_marginal.py"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive, check=True)
-    subprocess.run(["git", "apply", str(bb.ROOT / "benchmarks" / "baseline-2a22613.patch")], cwd=tmp_path, check=True)
+    bb.apply_patch(bb.ROOT / "benchmarks" / "baseline-2a22613.patch", tmp_path)
     assert "ratio of the two trapezoid sums" in (tmp_path / "copylib/theory/softmax_marginal.py").read_text()
 
 
